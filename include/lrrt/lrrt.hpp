@@ -1,0 +1,399 @@
+// C++ RAII wrapper over the lrrt C ABI (lrrt.h). Header-only; failures throw
+// lrrt::Error carrying the status and lr_last_error_message().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lrrt/lrrt.h"
+
+namespace lrrt {
+
+class Error : public std::runtime_error {
+ public:
+  Error(lr_status_t status, const std::string& what)
+      : std::runtime_error(what), status_(status) {}
+  lr_status_t status() const noexcept { return status_; }
+
+ private:
+  lr_status_t status_;
+};
+
+inline void check(lr_status_t status, const char* operation) {
+  if (status == LR_SUCCESS) return;
+  std::string message = lr_last_error_message();
+  if (message.empty()) message = lr_status_string(status);
+  throw Error(status, std::string(operation) + ": " + message);
+}
+
+using MemoryStats = lr_memory_stats_t;
+using LaunchConfig = lr_launch_config_t;
+
+inline LaunchConfig launch_config(lr_dim3_t grid, lr_dim3_t block, uint32_t shared_bytes = 0) {
+  return LaunchConfig{grid, block, shared_bytes};
+}
+
+// Owns lr_init/lr_shutdown. One per process at a time.
+class Runtime {
+ public:
+  Runtime() { check(lr_init(), "lr_init"); }
+  ~Runtime() { (void)lr_shutdown(); }
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  static std::vector<lr_backend_info_t> backends() {
+    uint32_t n = 0;
+    check(lr_backend_count(&n), "lr_backend_count");
+    std::vector<lr_backend_info_t> out(n);
+    for (uint32_t i = 0; i < n; ++i) check(lr_backend_get_info(i, &out[i]), "lr_backend_get_info");
+    return out;
+  }
+  static uint32_t device_count() {
+    uint32_t n = 0;
+    check(lr_device_count(&n), "lr_device_count");
+    return n;
+  }
+};
+
+class Device {
+ public:
+  Device() = default;
+  explicit Device(lr_device_t device) : device_(device) {}
+  static Device open(uint32_t index) {
+    lr_device_t d{};
+    check(lr_device_open(index, &d), "lr_device_open");
+    return Device(d);
+  }
+  // backend: "auto", "host", "hsa", "cuda".
+  static Device select(const std::string& backend, uint32_t ordinal = 0) {
+    lr_device_t d{};
+    check(lr_device_select(backend.c_str(), ordinal, &d), "lr_device_select");
+    return Device(d);
+  }
+
+  lr_device_t get() const { return device_; }
+  uint32_t index() const { return device_.index; }
+  lr_device_properties_t properties() const {
+    lr_device_properties_t p{};
+    check(lr_device_get_properties(device_, &p), "lr_device_get_properties");
+    return p;
+  }
+  std::string name() const { return properties().name; }
+  std::string backend() const { return properties().backend; }
+  void synchronize() const { check(lr_synchronize(device_), "lr_synchronize"); }
+  MemoryStats memory_stats() const {
+    MemoryStats s{};
+    check(lr_get_memory_stats(device_, &s), "lr_get_memory_stats");
+    return s;
+  }
+  void reset_memory_stats() const { check(lr_reset_memory_stats(device_), "lr_reset_memory_stats"); }
+
+ private:
+  lr_device_t device_{};
+};
+
+inline void synchronize(Device device) { device.synchronize(); }
+
+// Moves a raw handle and runs `destroy` once; the building block of every
+// owning wrapper below.
+template <typename Handle, lr_status_t (*Destroy)(Handle*)>
+class UniqueHandle {
+ public:
+  UniqueHandle() = default;
+  explicit UniqueHandle(Handle* h) : handle_(h) {}
+  ~UniqueHandle() { reset(); }
+  UniqueHandle(UniqueHandle&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  UniqueHandle& operator=(UniqueHandle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      handle_ = std::exchange(o.handle_, nullptr);
+    }
+    return *this;
+  }
+  UniqueHandle(const UniqueHandle&) = delete;
+  UniqueHandle& operator=(const UniqueHandle&) = delete;
+  Handle* get() const { return handle_; }
+  void reset() {
+    if (handle_) (void)Destroy(std::exchange(handle_, nullptr));
+  }
+
+ private:
+  Handle* handle_ = nullptr;
+};
+
+class Queue {
+ public:
+  explicit Queue(Device device) {
+    lr_queue_t* q = nullptr;
+    check(lr_queue_create(device.get(), &q), "lr_queue_create");
+    queue_ = Handle(q);
+  }
+  lr_queue_t* get() const { return queue_.get(); }
+  void synchronize() const { check(lr_queue_synchronize(get()), "lr_queue_synchronize"); }
+
+ private:
+  using Handle = UniqueHandle<lr_queue_t, lr_queue_destroy>;
+  Handle queue_;
+};
+
+class Event {
+ public:
+  explicit Event(Device device) {
+    lr_event_t* e = nullptr;
+    check(lr_event_create(device.get(), &e), "lr_event_create");
+    event_ = Handle(e);
+  }
+  lr_event_t* get() const { return event_.get(); }
+  void record() { check(lr_event_record(get()), "lr_event_record"); }
+  void record(const Queue& queue) {
+    check(lr_event_record_on_queue(get(), queue.get()), "lr_event_record_on_queue");
+  }
+  void synchronize() const { check(lr_event_synchronize(get()), "lr_event_synchronize"); }
+  // Nanoseconds from start to this event.
+  uint64_t elapsed_ns_since(const Event& start) const {
+    uint64_t ns = 0;
+    check(lr_event_elapsed_time_ns(start.get(), get(), &ns), "lr_event_elapsed_time_ns");
+    return ns;
+  }
+  uint64_t duration_ns() const {
+    uint64_t ns = 0;
+    check(lr_event_duration_ns(get(), &ns), "lr_event_duration_ns");
+    return ns;
+  }
+
+ private:
+  using Handle = UniqueHandle<lr_event_t, lr_event_destroy>;
+  Handle event_;
+};
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device device, size_t size) : device_(device), size_(size) {
+    check(lr_malloc(device.get(), size, &ptr_), "lr_malloc");
+  }
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      device_ = o.device_;
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  size_t size() const { return size_; }
+  Device device() const { return device_; }
+  void reset() {
+    if (ptr_) (void)lr_free(device_.get(), std::exchange(ptr_, nullptr));
+    size_ = 0;
+  }
+
+ private:
+  Device device_;
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+class PinnedHostBuffer {
+ public:
+  PinnedHostBuffer() = default;
+  PinnedHostBuffer(Device device, size_t size) : device_(device), size_(size) {
+    check(lr_host_malloc(device.get(), size, &ptr_), "lr_host_malloc");
+  }
+  ~PinnedHostBuffer() { reset(); }
+  PinnedHostBuffer(PinnedHostBuffer&& o) noexcept
+      : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  PinnedHostBuffer& operator=(PinnedHostBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      device_ = o.device_;
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  size_t size() const { return size_; }
+  void reset() {
+    if (ptr_) (void)lr_host_free(device_.get(), std::exchange(ptr_, nullptr));
+    size_ = 0;
+  }
+
+ private:
+  Device device_;
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+inline void copy_to_device(const DeviceBuffer& dst, const void* src, size_t size) {
+  check(lr_memcpy(dst.device().get(), dst.data(), src, size, LR_MEMCPY_HOST_TO_DEVICE), "lr_memcpy H2D");
+}
+inline void copy_to_host(void* dst, const DeviceBuffer& src, size_t size) {
+  check(lr_memcpy(src.device().get(), dst, src.data(), size, LR_MEMCPY_DEVICE_TO_HOST), "lr_memcpy D2H");
+}
+template <typename T>
+void copy_to_device(const DeviceBuffer& dst, const std::vector<T>& src) {
+  copy_to_device(dst, src.data(), src.size() * sizeof(T));
+}
+template <typename T>
+void copy_to_host(std::vector<T>& dst, const DeviceBuffer& src) {
+  copy_to_host(dst.data(), src, dst.size() * sizeof(T));
+}
+
+class Kernel {
+ public:
+  Kernel() = default;
+  explicit Kernel(lr_kernel_t* kernel) : kernel_(kernel) {}
+  lr_kernel_t* get() const { return kernel_; }
+  lr_kernel_properties_t properties() const {
+    lr_kernel_properties_t p{};
+    check(lr_kernel_get_properties(kernel_, &p), "lr_kernel_get_properties");
+    return p;
+  }
+  std::vector<lr_kernel_arg_t> args() const {
+    auto p = properties();
+    std::vector<lr_kernel_arg_t> out(p.arg_count);
+    for (uint32_t i = 0; i < p.arg_count; ++i) check(lr_kernel_get_arg(kernel_, i, &out[i]), "lr_kernel_get_arg");
+    return out;
+  }
+
+ private:
+  lr_kernel_t* kernel_ = nullptr;  // owned by its Module
+};
+
+class Module {
+ public:
+  Module(Device device, std::span<const std::byte> image) {
+    lr_module_t* m = nullptr;
+    check(lr_module_load(device.get(), image.data(), image.size(), &m), "lr_module_load");
+    module_ = Handle(m);
+  }
+  template <typename T>
+  Module(Device device, const std::vector<T>& image)
+      : Module(device, std::as_bytes(std::span<const T>(image))) {}
+  lr_module_t* get() const { return module_.get(); }
+  Kernel kernel(const std::string& name) const {
+    lr_kernel_t* k = nullptr;
+    check(lr_kernel_get(get(), name.c_str(), &k), "lr_kernel_get");
+    return Kernel(k);
+  }
+  std::vector<std::string> kernel_names() const {
+    uint32_t n = 0;
+    check(lr_module_kernel_count(get(), &n), "lr_module_kernel_count");
+    std::vector<std::string> out;
+    for (uint32_t i = 0; i < n; ++i) {
+      char name[LR_NAME_CAPACITY] = {};
+      check(lr_module_kernel_name(get(), i, name, sizeof(name)), "lr_module_kernel_name");
+      out.emplace_back(name);
+    }
+    return out;
+  }
+
+ private:
+  using Handle = UniqueHandle<lr_module_t, lr_module_destroy>;
+  Handle module_;
+};
+
+// Launches with raw packed argument bytes.
+inline void launch(const Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args) {
+  check(lr_launch(kernel.get(), &config, args.data(), args.size()), "lr_launch");
+}
+inline void launch(const Queue& queue, const Kernel& kernel, const LaunchConfig& config,
+                   std::span<const std::byte> args) {
+  check(lr_launch_on_queue(queue.get(), kernel.get(), &config, args.data(), args.size()),
+        "lr_launch_on_queue");
+}
+// Launches with a trivially copyable struct holding the arguments.
+template <typename Args>
+void launch(const Kernel& kernel, const LaunchConfig& config, const Args& args) {
+  launch(kernel, config, std::as_bytes(std::span<const Args>(&args, 1)));
+}
+template <typename Args>
+void launch(const Queue& queue, const Kernel& kernel, const LaunchConfig& config, const Args& args) {
+  launch(queue, kernel, config, std::as_bytes(std::span<const Args>(&args, 1)));
+}
+
+// Two pinned staging buffers for a producer loop: the CPU fills one slot
+// while the previous slot's H2D copy (and the GPU work after it) runs.
+//
+//   PinnedHostDoubleBuffer db(device, bytes);
+//   for (...) {
+//     auto& slot = db.acquire();              // waits until the slot is free
+//     fill(slot.host.data());
+//     db.copy_to_device_async(slot, dst, n);  // H2D on the default queue
+//     lrrt::launch(kernel, cfg, args);        // depends on the copy
+//     db.mark_work_submitted(slot);           // slot reusable after this work
+//   }
+//   db.finish();
+class PinnedHostDoubleBuffer {
+ public:
+  struct Slot {
+    PinnedHostBuffer host;
+    Event ready;   // completes when the slot's last submitted work is done
+    bool in_flight = false;
+  };
+
+  PinnedHostDoubleBuffer(Device device, size_t slot_bytes)
+      : device_(device),
+        slots_{Slot{PinnedHostBuffer(device, slot_bytes), Event(device)},
+               Slot{PinnedHostBuffer(device, slot_bytes), Event(device)}} {}
+
+  size_t slot_bytes() const { return slots_[0].host.size(); }
+
+  Slot& acquire() {
+    Slot& slot = slots_[next_];
+    next_ ^= 1;
+    if (slot.in_flight) {
+      slot.ready.synchronize();
+      slot.in_flight = false;
+    }
+    return slot;
+  }
+  void copy_to_device_async(Slot& slot, void* device_dst, size_t size) {
+    if (size > slot.host.size()) throw Error(LR_ERROR_INVALID_ARGUMENT, "double buffer copy larger than slot");
+    check(lr_memcpy_async(device_.get(), device_dst, slot.host.data(), size, LR_MEMCPY_HOST_TO_DEVICE, nullptr),
+          "lr_memcpy_async");
+    mark_work_submitted(slot);  // covers callers that submit no work after the copy
+  }
+  // Records the slot's event after everything submitted so far on the
+  // default queue, so the slot is reused only after that work finished.
+  void mark_work_submitted(Slot& slot) {
+    slot.ready.record();
+    slot.in_flight = true;
+  }
+  void finish() {
+    for (auto& slot : slots_) {
+      if (slot.in_flight) {
+        slot.ready.synchronize();
+        slot.in_flight = false;
+      }
+    }
+    device_.synchronize();
+  }
+
+ private:
+  Device device_;
+  Slot slots_[2];
+  unsigned next_ = 0;
+};
+
+}  // namespace lrrt

@@ -1,0 +1,244 @@
+// Portable kernel sources for lrrt: one source file builds for the host
+// backend (C++ shared object), for NVIDIA (nvcc, -x cu) and for AMD (clang-19
+// -x hip, no HIP headers).
+//
+// A kernel is written per workgroup:
+//
+//   LRRT_KERNEL(saxpy, (float, a), (const float*, x), (float*, y), (uint32_t, n)) {
+//     LRRT_FOR_EACH_THREAD {
+//       uint32_t i = LRRT_GLOBAL_ID_X;
+//       if (i < n) y[i] = a * x[i] + y[i];
+//     }
+//   }
+//
+// Rules that keep one source correct everywhere:
+//  - Code that runs per work-item goes inside LRRT_FOR_EACH_THREAD { ... }.
+//    On a GPU it runs once per thread; on the host it loops over the
+//    workgroup's work-items. Separate phases with LRRT_BARRIER between two
+//    such blocks; never put LRRT_BARRIER inside one.
+//  - Values that must survive a barrier live in LRRT_SHARED arrays indexed by
+//    LRRT_LOCAL_LINEAR_ID, not in local variables.
+//  - No `return` inside LRRT_FOR_EACH_THREAD (on the host it would end the
+//    whole workgroup): guard with `if` instead.
+#pragma once
+
+#define LRRT_EXPAND(x) x
+#define LRRT_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
+#define LRRT_NARGS(...) \
+  LRRT_EXPAND(LRRT_NARGS_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0))
+#define LRRT_CAT_(a, b) a##b
+#define LRRT_CAT(a, b) LRRT_CAT_(a, b)
+
+// Applies M to each "(type, name)" pair, separated by SEP().
+#define LRRT_MAP_1(M, S, p) M p
+#define LRRT_MAP_2(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_1(M, S, __VA_ARGS__))
+#define LRRT_MAP_3(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_2(M, S, __VA_ARGS__))
+#define LRRT_MAP_4(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_3(M, S, __VA_ARGS__))
+#define LRRT_MAP_5(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_4(M, S, __VA_ARGS__))
+#define LRRT_MAP_6(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_5(M, S, __VA_ARGS__))
+#define LRRT_MAP_7(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_6(M, S, __VA_ARGS__))
+#define LRRT_MAP_8(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_7(M, S, __VA_ARGS__))
+#define LRRT_MAP_9(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_8(M, S, __VA_ARGS__))
+#define LRRT_MAP_10(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_9(M, S, __VA_ARGS__))
+#define LRRT_MAP_11(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_10(M, S, __VA_ARGS__))
+#define LRRT_MAP_12(M, S, p, ...) M p S() LRRT_EXPAND(LRRT_MAP_11(M, S, __VA_ARGS__))
+#define LRRT_MAP(M, S, ...) \
+  LRRT_EXPAND(LRRT_CAT(LRRT_MAP_, LRRT_NARGS(__VA_ARGS__))(M, S, __VA_ARGS__))
+
+#define LRRT_SEP_COMMA() ,
+#define LRRT_SEP_NONE()
+#define LRRT_PARAM(type, name) type name
+#define LRRT_FIELD(type, name) type name;
+#define LRRT_UNPACK(type, name) lrrt_args->name
+
+#if defined(__CUDACC__)
+// ---------------------------------------------------------------- NVIDIA
+#include <stdint.h>
+#define LRRT_DEVICE_FN __device__ __forceinline__
+#define LRRT_KERNEL(name, ...) \
+  extern "C" __global__ void name(LRRT_MAP(LRRT_PARAM, LRRT_SEP_COMMA, __VA_ARGS__))
+#define LRRT_FOR_EACH_THREAD if (1)
+#define LRRT_BARRIER __syncthreads()
+#define LRRT_SHARED __shared__
+#define LRRT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#define LRRT_LOCAL_ID_X threadIdx.x
+#define LRRT_LOCAL_ID_Y threadIdx.y
+#define LRRT_LOCAL_ID_Z threadIdx.z
+#define LRRT_GROUP_ID_X blockIdx.x
+#define LRRT_GROUP_ID_Y blockIdx.y
+#define LRRT_GROUP_ID_Z blockIdx.z
+#define LRRT_GROUP_SIZE_X blockDim.x
+#define LRRT_GROUP_SIZE_Y blockDim.y
+#define LRRT_GROUP_SIZE_Z blockDim.z
+#define LRRT_GROUP_COUNT_X gridDim.x
+#define LRRT_GROUP_COUNT_Y gridDim.y
+#define LRRT_GROUP_COUNT_Z gridDim.z
+
+#elif defined(__HIP__) && defined(__AMDGPU__)
+// ---------------------------------------------------------------- AMD
+// Built with clang-19 -x hip --cuda-device-only -nogpuinc -nogpulib: no HIP
+// headers, so the few attributes and builtins are spelled out here.
+typedef unsigned char uint8_t;
+typedef signed char int8_t;
+typedef unsigned short uint16_t;
+typedef short int16_t;
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define LRRT_DEVICE_FN __attribute__((device)) inline __attribute__((always_inline))
+#define LRRT_KERNEL(name, ...) \
+  extern "C" __global__ void name(LRRT_MAP(LRRT_PARAM, LRRT_SEP_COMMA, __VA_ARGS__))
+#define LRRT_FOR_EACH_THREAD if (1)
+#define LRRT_BARRIER                                        \
+  do {                                                      \
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");  \
+    __builtin_amdgcn_s_barrier();                           \
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");  \
+  } while (0)
+#define LRRT_SHARED __shared__
+#define LRRT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#define LRRT_LOCAL_ID_X __builtin_amdgcn_workitem_id_x()
+#define LRRT_LOCAL_ID_Y __builtin_amdgcn_workitem_id_y()
+#define LRRT_LOCAL_ID_Z __builtin_amdgcn_workitem_id_z()
+#define LRRT_GROUP_ID_X __builtin_amdgcn_workgroup_id_x()
+#define LRRT_GROUP_ID_Y __builtin_amdgcn_workgroup_id_y()
+#define LRRT_GROUP_ID_Z __builtin_amdgcn_workgroup_id_z()
+// Reads the hidden arguments (v5) or the dispatch packet (v4): the runtime
+// must fill them, which is exactly what the hsa tests check.
+#define LRRT_GROUP_SIZE_X __builtin_amdgcn_workgroup_size_x()
+#define LRRT_GROUP_SIZE_Y __builtin_amdgcn_workgroup_size_y()
+#define LRRT_GROUP_SIZE_Z __builtin_amdgcn_workgroup_size_z()
+#define LRRT_GROUP_COUNT_X (__builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x())
+#define LRRT_GROUP_COUNT_Y (__builtin_amdgcn_grid_size_y() / __builtin_amdgcn_workgroup_size_y())
+#define LRRT_GROUP_COUNT_Z (__builtin_amdgcn_grid_size_z() / __builtin_amdgcn_workgroup_size_z())
+
+#else
+// ---------------------------------------------------------------- host
+#include <stdint.h>
+
+#include <exception>
+
+#include "lrrt/host_kernel_abi.h"
+
+#define LRRT_DEVICE_FN static inline
+#define LRRT_HOST_KERNEL_ENTRY_PREFIX lrrt_host_entry_
+
+// The generated code: an argument struct with the kernel's parameters (its
+// layout is natural alignment, as on the GPUs), a body taking the unpacked
+// parameters, an entry with the host ABI that catches exceptions, and a
+// registration in the library's kernel table.
+#define LRRT_ARG_INFO(type, name) \
+  lrrt_host_arg_t{#name, #type, 0, sizeof(type), lrrt::host_kernel::arg_kind<type>()},
+#define LRRT_ARG_OFFSET(type, name) offsetof(lrrt_args_t, name),
+
+#define LRRT_KERNEL(kname, ...)                                                     \
+  namespace lrrt_kernel_##kname {                                                    \
+  struct lrrt_args_t {                                                               \
+    LRRT_MAP(LRRT_FIELD, LRRT_SEP_NONE, __VA_ARGS__)                                 \
+  };                                                                                 \
+  static void body(const lrrt_host_dispatch_state_t* lrrt_dispatch,                  \
+                   const lrrt_host_workgroup_state_t* lrrt_workgroup,                \
+                   LRRT_MAP(LRRT_PARAM, LRRT_SEP_COMMA, __VA_ARGS__));               \
+  static int entry(const lrrt_host_dispatch_state_t* d,                              \
+                   const lrrt_host_workgroup_state_t* w) {                           \
+    try {                                                                            \
+      const lrrt_args_t* lrrt_args = static_cast<const lrrt_args_t*>(d->kernargs);   \
+      body(d, w, LRRT_MAP(LRRT_UNPACK, LRRT_SEP_COMMA, __VA_ARGS__));                \
+      return 0;                                                                      \
+    } catch (...) {                                                                  \
+      return -1;                                                                     \
+    }                                                                                \
+  }                                                                                  \
+  static const lrrt::host_kernel::Registration registration(                        \
+      #kname, &entry, sizeof(lrrt_args_t), alignof(lrrt_args_t),                     \
+      {LRRT_MAP(LRRT_ARG_INFO, LRRT_SEP_NONE, __VA_ARGS__)},                         \
+      {LRRT_MAP(LRRT_ARG_OFFSET, LRRT_SEP_NONE, __VA_ARGS__)});                      \
+  }                                                                                  \
+  static void lrrt_kernel_##kname::body(                                             \
+      [[maybe_unused]] const lrrt_host_dispatch_state_t* lrrt_dispatch,              \
+      [[maybe_unused]] const lrrt_host_workgroup_state_t* lrrt_workgroup,            \
+      LRRT_MAP(LRRT_PARAM, LRRT_SEP_COMMA, __VA_ARGS__))
+
+// Loops over the workgroup's work-items in x-fastest order.
+#define LRRT_FOR_EACH_THREAD                                                         \
+  for (uint32_t lrrt_lz = 0; lrrt_lz < lrrt_dispatch->workgroup_size[2]; ++lrrt_lz)  \
+    for (uint32_t lrrt_ly = 0; lrrt_ly < lrrt_dispatch->workgroup_size[1]; ++lrrt_ly) \
+      for (uint32_t lrrt_lx = 0; lrrt_lx < lrrt_dispatch->workgroup_size[0]; ++lrrt_lx)
+#define LRRT_BARRIER ((void)0)
+#define LRRT_SHARED
+#define LRRT_DYNAMIC_SHARED(type, name) \
+  type* name = static_cast<type*>(lrrt_workgroup->dynamic_shared)
+#define LRRT_LOCAL_ID_X lrrt_lx
+#define LRRT_LOCAL_ID_Y lrrt_ly
+#define LRRT_LOCAL_ID_Z lrrt_lz
+#define LRRT_GROUP_ID_X lrrt_workgroup->workgroup_id[0]
+#define LRRT_GROUP_ID_Y lrrt_workgroup->workgroup_id[1]
+#define LRRT_GROUP_ID_Z lrrt_workgroup->workgroup_id[2]
+#define LRRT_GROUP_SIZE_X lrrt_dispatch->workgroup_size[0]
+#define LRRT_GROUP_SIZE_Y lrrt_dispatch->workgroup_size[1]
+#define LRRT_GROUP_SIZE_Z lrrt_dispatch->workgroup_size[2]
+#define LRRT_GROUP_COUNT_X lrrt_dispatch->workgroup_count[0]
+#define LRRT_GROUP_COUNT_Y lrrt_dispatch->workgroup_count[1]
+#define LRRT_GROUP_COUNT_Z lrrt_dispatch->workgroup_count[2]
+
+#include <cstddef>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+namespace lrrt::host_kernel {
+
+template <typename T>
+constexpr uint32_t arg_kind() {
+  return std::is_pointer_v<T> ? LRRT_HOST_ARG_POINTER : LRRT_HOST_ARG_VALUE;
+}
+
+// The library's kernel table, filled by static registrations when the shared
+// object loads. Function-local statics: no order-of-initialisation hazard.
+struct Table {
+  std::vector<lrrt_host_kernel_t> kernels;
+  std::vector<std::vector<lrrt_host_arg_t>> args;  // owns each kernel's args
+  lrrt_host_library_t library{LRRT_HOST_ABI_VERSION, 0, nullptr};
+};
+inline Table& table() {
+  static Table t;
+  return t;
+}
+
+struct Registration {
+  Registration(const char* name, lrrt_host_kernel_fn_t entry, size_t size, size_t align,
+               std::initializer_list<lrrt_host_arg_t> args,
+               std::initializer_list<size_t> offsets) {
+    Table& t = table();
+    std::vector<lrrt_host_arg_t> a(args);
+    size_t i = 0;
+    for (size_t off : offsets) a[i++].offset = static_cast<uint32_t>(off);
+    t.args.push_back(std::move(a));
+    // Re-point every kernel at its args: push_back may have moved the vectors.
+    t.kernels.push_back(lrrt_host_kernel_t{name, entry, 0, nullptr,
+                                           static_cast<uint32_t>(size),
+                                           static_cast<uint32_t>(align), 0});
+    for (size_t k = 0; k < t.kernels.size(); ++k) {
+      t.kernels[k].args = t.args[k].data();
+      t.kernels[k].arg_count = static_cast<uint32_t>(t.args[k].size());
+    }
+    t.library.kernel_count = static_cast<uint32_t>(t.kernels.size());
+    t.library.kernels = t.kernels.data();
+  }
+};
+
+}  // namespace lrrt::host_kernel
+
+// Exactly one translation unit per shared object defines the query function:
+// the build adds kernels/host_library.cpp to every host kernel library.
+#endif
+
+// Derived indices, the same on every target.
+#define LRRT_GLOBAL_ID_X (LRRT_GROUP_ID_X * LRRT_GROUP_SIZE_X + LRRT_LOCAL_ID_X)
+#define LRRT_GLOBAL_ID_Y (LRRT_GROUP_ID_Y * LRRT_GROUP_SIZE_Y + LRRT_LOCAL_ID_Y)
+#define LRRT_GLOBAL_ID_Z (LRRT_GROUP_ID_Z * LRRT_GROUP_SIZE_Z + LRRT_LOCAL_ID_Z)
+#define LRRT_LOCAL_LINEAR_ID \
+  ((LRRT_LOCAL_ID_Z * LRRT_GROUP_SIZE_Y + LRRT_LOCAL_ID_Y) * LRRT_GROUP_SIZE_X + LRRT_LOCAL_ID_X)

@@ -1,0 +1,191 @@
+// The one internal interface every backend implements (hsa, cuda, host).
+//
+// Shape follows IREE's HAL: a Backend enumerates Devices; a Device owns
+// memory, queues, events and loaded Modules; a Queue executes launches, copies
+// and event records in order and asynchronously to the caller. Everything
+// reports failure by throwing lrrt::rt::Error (error.hpp).
+//
+// The core (runtime.cpp / c_api.cpp) adds what is the same for every backend:
+// handle validation, memory statistics, the default-queue semantics of
+// lr_launch / lr_memcpy_async and draining before frees.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lrrt/lrrt.h"
+
+namespace lrrt::rt {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t product() const { return uint64_t(x) * y * z; }
+};
+
+struct LaunchConfig {
+  Dim3 grid;   // workgroups per dimension
+  Dim3 block;  // work-items per workgroup
+  uint32_t dynamic_shared_bytes = 0;
+};
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+struct DeviceProperties {
+  std::string backend;
+  std::string name;
+  std::string arch;                   // gfx1100, sm_90, x86_64
+  std::vector<std::string> isas;      // full ISA names where the backend has them
+  uint32_t compute_units = 0;
+  uint32_t wave_size = 1;
+  uint32_t max_workgroup_size = 0;
+  Dim3 max_workgroup_dims;
+  uint64_t max_shared_memory_per_workgroup = 0;
+  uint64_t memory_bytes = 0;
+  // Backend-specific facts shown by `lrrt info` (driver version, clock, PCIe
+  // link, xnack mode, queue max size ...), in display order.
+  std::vector<std::pair<std::string, std::string>> extra;
+};
+
+struct KernelArgInfo {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  lr_arg_kind_t kind = LR_ARG_BY_VALUE;
+  std::string value_kind;  // the code object's own word: by_value, global_buffer, hidden_*
+  std::string name;        // when recorded
+  std::string type_name;   // when recorded
+  std::string address_space;  // AMD metadata: global, generic, ...
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string symbol;
+  bool has_arg_layout = false;
+  std::vector<KernelArgInfo> args;  // explicit first, then hidden, metadata order
+  uint32_t kernarg_size = 0;
+  uint32_t kernarg_align = 8;
+  uint32_t group_segment_size = 0;
+  uint32_t private_segment_size = 0;
+  uint32_t max_workgroup_size = 0;
+  uint32_t wavefront_size = 0;
+  uint32_t sgpr_count = 0;
+  uint32_t vgpr_count = 0;
+
+  uint32_t explicit_arg_count() const {
+    uint32_t n = 0;
+    for (const auto& a : args) n += a.kind != LR_ARG_HIDDEN;
+    return n;
+  }
+  // Bytes of explicit arguments: end of the last explicit argument.
+  uint32_t explicit_kernarg_size() const {
+    uint32_t end = 0;
+    for (const auto& a : args)
+      if (a.kind != LR_ARG_HIDDEN && a.offset + a.size > end) end = a.offset + a.size;
+    return end;
+  }
+};
+
+class Event {
+ public:
+  virtual ~Event() = default;
+  // Blocks until the marker completes; throws the error of failed work it
+  // depends on.
+  virtual void synchronize() = 0;
+  virtual bool query() = 0;  // true when complete
+  virtual uint64_t elapsed_ns_since(const Event& start) const = 0;
+  // Device time of the one operation that signalled this event.
+  virtual uint64_t duration_ns() const {
+    throw std::logic_error("duration not supported");
+  }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual const KernelInfo& info() const = 0;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  // Throws LR_ERROR_NOT_FOUND listing the kernels the module holds.
+  virtual Kernel& kernel(std::string_view name) = 0;
+  virtual std::vector<std::string> kernel_names() const = 0;
+};
+
+using EventList = std::span<Event* const>;
+
+class Queue {
+ public:
+  virtual ~Queue() = default;
+  // args: explicit kernel arguments, packed. wait_for: events that must
+  // complete first. signal: event completed (and timed) with this operation.
+  virtual void launch(Kernel& kernel, const LaunchConfig& config,
+                      std::span<const std::byte> args, EventList wait_for,
+                      Event* signal) = 0;
+  virtual void copy(void* dst, const void* src, size_t size, CopyKind kind,
+                    EventList wait_for, Event* signal) = 0;
+  virtual void record(Event& event) = 0;
+  // Blocks until all submitted work completed; throws the first execution
+  // error (a faulting kernel names itself in the message).
+  virtual void synchronize() = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceProperties& properties() const = 0;
+
+  // Throws LR_ERROR_OUT_OF_MEMORY with the size asked for and what is free.
+  virtual void* allocate(size_t size) = 0;
+  virtual void free(void* ptr) = 0;
+  virtual void* allocate_host(size_t size) = 0;  // pinned, device-visible
+  virtual void free_host(void* ptr) = 0;
+
+  virtual std::unique_ptr<Queue> create_queue() = 0;
+  virtual std::unique_ptr<Event> create_event() = 0;
+  virtual std::unique_ptr<Module> load_module(std::span<const std::byte> image) = 0;
+
+  // Blocking copy; the core has already drained the device. Backends may
+  // override with a faster path (pageable staging, direct memcpy).
+  virtual void copy_sync(void* dst, const void* src, size_t size, CopyKind kind);
+
+  // Queue the core uses for copy_sync's default implementation.
+  Queue& utility_queue();
+
+ private:
+  std::unique_ptr<Queue> utility_queue_;
+};
+
+struct BackendStatus {
+  bool usable = false;
+  std::string message;  // why not usable, or what was found (library version)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Loads the backend's library and enumerates devices. Never throws: an
+  // unusable backend reports why.
+  virtual BackendStatus initialize() = 0;
+  virtual uint32_t device_count() const = 0;
+  virtual std::unique_ptr<Device> open_device(uint32_t ordinal) = 0;
+};
+
+// Registration: each backend folder defines one factory; registry.cpp lists
+// the ones compiled in, GPU backends first.
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+struct BackendRegistration {
+  std::string_view name;
+  BackendFactory create;
+};
+std::vector<BackendRegistration> registered_backends();
+
+}  // namespace lrrt::rt
