@@ -1,3 +1,110 @@
-# hsa backend detection (owned by the hsa backend work).
+# hsa backend detection and AMD kernel builds (owned by the hsa backend work).
+#
+# The backend needs only headers at build time (Debian's libhsa-runtime-dev,
+# /usr/include/hsa): libhsa-runtime64 is dlopen'd at run time. The AMDGPU
+# code-object parser (src/runtime/hsa/code_object.cpp, offload_bundle.cpp)
+# needs only <elf.h> and msgpack-c, so `lrrt inspect` can read HSACOs even
+# when the backend itself is skipped.
 set(LRRT_HAVE_HSA OFF)
-message(STATUS "lrrt: hsa backend skipped: not implemented yet")
+set(LRRT_HAVE_AMDGPU_CODE_OBJECTS OFF)
+
+find_path(LRRT_MSGPACK_INCLUDE_DIR msgpack.hpp)
+find_path(LRRT_HSA_INCLUDE_DIR hsa/hsa.h PATHS /opt/rocm/include)
+
+set(_lrrt_hsa_skip "")
+if(LRRT_ENABLE_HSA STREQUAL "OFF")
+  set(_lrrt_hsa_skip "LRRT_ENABLE_HSA=OFF")
+elseif(NOT LRRT_MSGPACK_INCLUDE_DIR)
+  set(_lrrt_hsa_skip "msgpack.hpp not found (apt install libmsgpack-dev)")
+elseif(NOT LRRT_HSA_INCLUDE_DIR)
+  set(_lrrt_hsa_skip "hsa/hsa.h not found (apt install libhsa-runtime-dev)")
+endif()
+
+if(LRRT_MSGPACK_INCLUDE_DIR)
+  set(LRRT_HAVE_AMDGPU_CODE_OBJECTS ON)
+endif()
+
+if(_lrrt_hsa_skip STREQUAL "")
+  set(LRRT_HAVE_HSA ON)
+  string(APPEND LRRT_BACKEND_SUMMARY " hsa")
+  message(STATUS "lrrt: hsa backend enabled (headers in ${LRRT_HSA_INCLUDE_DIR}; libhsa-runtime64 is loaded at run time)")
+else()
+  if(LRRT_ENABLE_HSA STREQUAL "ON")
+    message(FATAL_ERROR "lrrt: LRRT_ENABLE_HSA=ON but ${_lrrt_hsa_skip}")
+  endif()
+  message(STATUS "lrrt: hsa backend skipped: ${_lrrt_hsa_skip}")
+endif()
+
+# The code-object parser goes into lrrt_runtime in every build that has
+# msgpack; when the backend is on, src/runtime/hsa/CMakeLists.txt adds the
+# rest. lrrt_runtime does not exist yet here, so the call is deferred to the
+# end of the top-level directory.
+function(_lrrt_add_amdgpu_code_object_sources)
+  if(NOT TARGET lrrt_runtime)
+    return()
+  endif()
+  target_sources(lrrt_runtime PRIVATE
+    ${PROJECT_SOURCE_DIR}/src/runtime/hsa/code_object.cpp
+    ${PROJECT_SOURCE_DIR}/src/runtime/hsa/offload_bundle.cpp
+    ${PROJECT_SOURCE_DIR}/src/runtime/hsa/kernargs.cpp)
+  target_include_directories(lrrt_runtime PRIVATE ${LRRT_MSGPACK_INCLUDE_DIR})
+  target_compile_definitions(lrrt_runtime PUBLIC LRRT_HAVE_AMDGPU_CODE_OBJECTS=1)
+  target_compile_definitions(lrrt_runtime PRIVATE MSGPACK_NO_BOOST=1)
+endfunction()
+if(LRRT_HAVE_AMDGPU_CODE_OBJECTS)
+  cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _lrrt_add_amdgpu_code_object_sources)
+endif()
+
+# ---------------------------------------------------------------- AMD kernels
+find_program(LRRT_CLANG19 NAMES clang-19 PATHS /usr/lib/llvm-19/bin)
+find_program(LRRT_LLVM_READELF19 NAMES llvm-readelf-19 PATHS /usr/lib/llvm-19/bin)
+set(LRRT_HSA_KERNEL_ARCHS gfx90a gfx942 gfx1030 gfx1100 gfx1201
+    CACHE STRING "AMD targets each kernel source is compiled for")
+set(LRRT_HSA_BUNDLE_TARGETS "gfx90a:xnack+;gfx90a:xnack-;gfx1100"
+    CACHE STRING "targets of the <src>.bundle.hsaco offload bundles")
+set(LRRT_HAVE_HSA_KERNELS OFF)
+
+if(LRRT_CLANG19)
+  set(LRRT_HAVE_HSA_KERNELS ON)
+  # lrrt_add_hsa_kernels(sources): for each kernels/<src>.cpp writes
+  #   <src>.<gfx>.hsaco     one per LRRT_HSA_KERNEL_ARCHS (code object v5)
+  #   <src>.bundle.hsaco    clang offload bundle of LRRT_HSA_BUNDLE_TARGETS
+  #   <src>.gfx1100.v4.hsaco / .v6.hsaco   other code-object versions (tests)
+  function(lrrt_add_hsa_kernels sources)
+    set(outputs)
+    set(common -x hip --cuda-device-only -nogpuinc -nogpulib -O2
+        -I${PROJECT_SOURCE_DIR}/kernels -I${PROJECT_SOURCE_DIR}/include)
+    foreach(src ${sources})
+      set(in ${PROJECT_SOURCE_DIR}/kernels/${src}.cpp)
+      set(deps ${in} ${PROJECT_SOURCE_DIR}/kernels/lrrt_kernel.h)
+      foreach(arch ${LRRT_HSA_KERNEL_ARCHS})
+        set(out ${LRRT_KERNEL_OUTPUT_DIR}/${src}.${arch}.hsaco)
+        add_custom_command(OUTPUT ${out}
+          COMMAND ${LRRT_CLANG19} ${common} --offload-arch=${arch} --no-gpu-bundle-output ${in} -o ${out}
+          DEPENDS ${deps} COMMENT "hsaco ${src}.${arch}" VERBATIM)
+        list(APPEND outputs ${out})
+      endforeach()
+      foreach(v 4 6)
+        set(out ${LRRT_KERNEL_OUTPUT_DIR}/${src}.gfx1100.v${v}.hsaco)
+        add_custom_command(OUTPUT ${out}
+          COMMAND ${LRRT_CLANG19} ${common} --offload-arch=gfx1100 -mcode-object-version=${v}
+                  -Wno-unknown-warning-option --no-gpu-bundle-output ${in} -o ${out}
+          DEPENDS ${deps} COMMENT "hsaco ${src}.gfx1100 code object v${v}" VERBATIM)
+        list(APPEND outputs ${out})
+      endforeach()
+      set(arch_flags)
+      foreach(t ${LRRT_HSA_BUNDLE_TARGETS})
+        list(APPEND arch_flags --offload-arch=${t})
+      endforeach()
+      set(out ${LRRT_KERNEL_OUTPUT_DIR}/${src}.bundle.hsaco)
+      add_custom_command(OUTPUT ${out}
+        COMMAND ${LRRT_CLANG19} ${common} ${arch_flags} ${in} -o ${out}
+        DEPENDS ${deps} COMMENT "offload bundle ${src}" VERBATIM)
+      list(APPEND outputs ${out})
+    endforeach()
+    add_custom_target(kernels_hsa ALL DEPENDS ${outputs})
+  endfunction()
+  message(STATUS "lrrt: AMD kernels: ${LRRT_HSA_KERNEL_ARCHS} + bundle (${LRRT_CLANG19})")
+else()
+  message(STATUS "lrrt: AMD kernels skipped: clang-19 not found (apt install clang-19 lld-19)")
+endif()

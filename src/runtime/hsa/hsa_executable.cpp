@@ -1,0 +1,92 @@
+// Code objects → HSA executables: HSACO or clang offload bundle, checked
+// against the agent's ISA, loaded through a code object reader; kernels
+// described by the metadata note and the loader's symbol information.
+#include "code_object_format.hpp"
+#include "hsa_internal.hpp"
+#include "offload_bundle.hpp"
+
+namespace lrrt::rt::hsa {
+
+HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : device_(device) {
+  const Api& api = device.api();
+  const auto& agent_target = device.target();
+  std::span<const std::byte> elf = image;
+  auto format = detect_code_object_format(image);
+  if (format == CodeObjectFormat::ClangOffloadBundle) {
+    auto entries = amdgpu::parse_offload_bundle(image);
+    elf = amdgpu::select_bundle_entry(entries, agent_target).image;
+  } else if (format != CodeObjectFormat::AmdgpuElf) {
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "the hsa backend cannot load {}; it takes AMDGPU code "
+               "objects (HSACO) and clang offload bundles",
+               describe_code_object(image));
+  }
+  amdgpu::CodeObjectInfo co = amdgpu::parse_code_object(elf);
+  if (!amdgpu::target_compatible(co.target_id, agent_target))
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE,
+               "the code object is built for {}, but hsa device '{}' is {}; rebuild with "
+               "--offload-arch={}",
+               co.target_id.str(), device.properties().name, agent_target.str(),
+               agent_target.processor);
+  // The reader may refer to the bytes until the executable is destroyed.
+  image_.assign(elf.begin(), elf.end());
+
+  LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_code_object_reader_create_from_memory,
+                 image_.data(), image_.size(), &reader_);
+  try {
+    LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_create_alt, HSA_PROFILE_FULL,
+                   HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr, &executable_);
+    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_load_agent_code_object,
+                   executable_, device.agent(), reader_, nullptr, nullptr);
+    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze, executable_, nullptr);
+    hsa_agent_t agent = device.agent();
+    for (auto& info : co.kernels) {
+      auto k = std::make_unique<HsaKernel>();
+      std::string symbol = info.symbol.empty() ? info.name + ".kd" : info.symbol;
+      hsa_executable_symbol_t sym;
+      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_get_symbol_by_name, executable_,
+                     symbol.c_str(), &agent, &sym);
+      uint32_t kernarg = 0, group = 0, priv = 0;
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
+                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->kernel_object);
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
+                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg);
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
+                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group);
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
+                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &priv);
+      k->kernarg_size = std::max(kernarg, info.kernarg_size);
+      k->group_segment_size = std::max(group, info.group_segment_size);
+      k->private_segment_size = std::max(priv, info.private_segment_size);
+      k->info_ = std::move(info);
+      k->info_.symbol = symbol;
+      kernels_.push_back(std::move(k));
+    }
+  } catch (...) {
+    if (executable_.handle) api.hsa_executable_destroy(executable_);
+    api.hsa_code_object_reader_destroy(reader_);
+    throw;
+  }
+}
+
+HsaModule::~HsaModule() {
+  const Api& api = device_.api();
+  if (executable_.handle) api.hsa_executable_destroy(executable_);
+  if (reader_.handle) api.hsa_code_object_reader_destroy(reader_);
+}
+
+Kernel& HsaModule::kernel(std::string_view name) {
+  for (auto& k : kernels_)
+    if (k->info_.name == name || k->info_.symbol == name) return *k;
+  std::string names;
+  for (auto& k : kernels_) names += (names.empty() ? "" : ", ") + k->info_.name;
+  LRRT_THROW(LR_ERROR_NOT_FOUND, "the code object has no kernel '{}' (it has: {})", name,
+             names.empty() ? "none" : names);
+}
+
+std::vector<std::string> HsaModule::kernel_names() const {
+  std::vector<std::string> out;
+  for (auto& k : kernels_) out.push_back(k->info_.name);
+  return out;
+}
+
+}  // namespace lrrt::rt::hsa

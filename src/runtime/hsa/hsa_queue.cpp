@@ -1,0 +1,356 @@
+// An HSA AQL queue: dispatch and barrier-AND packets, async copies ordered
+// around them with dependency signals, kernarg buffers recycled once their
+// dispatch completed, queue errors reported at the next synchronize.
+#include <cstring>
+#include <thread>
+
+#include "aql.hpp"
+#include "hsa_internal.hpp"
+#include "kernargs.hpp"
+
+namespace lrrt::rt::hsa {
+namespace {
+
+constexpr size_t kSlotCount = 64;
+constexpr size_t kMinKernargCapacity = 512;
+
+void queue_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
+  auto* state = static_cast<QueueErrorState*>(data);
+  state->status.store(int(status));
+  state->failed.store(true, std::memory_order_release);
+}
+
+const char* copy_kind_name(CopyKind k) {
+  switch (k) {
+    case CopyKind::HostToDevice: return "host-to-device";
+    case CopyKind::DeviceToHost: return "device-to-host";
+    case CopyKind::DeviceToDevice: return "device-to-device";
+  }
+  return "";
+}
+
+}  // namespace
+
+HsaQueue::HsaQueue(HsaDevice& device)
+    : device_(device), ctx_(device.context()), api_(device.api()) {
+  slots_.resize(kSlotCount);
+  create_hsa_queue();
+  LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create, 0, 0, nullptr, &barrier_signal_);
+}
+
+HsaQueue::~HsaQueue() {
+  try {
+    synchronize();
+  } catch (...) {
+  }
+  destroy_hsa_queue();
+  for (auto& s : slots_) {
+    if (s.kernarg) device_.free_kernarg(s.kernarg);
+    if (s.own.handle) api_.hsa_signal_destroy(s.own);
+  }
+  if (barrier_signal_.handle) api_.hsa_signal_destroy(barrier_signal_);
+}
+
+void HsaQueue::create_hsa_queue() {
+  error_ = std::make_shared<QueueErrorState>();
+  LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create, device_.agent(), device_.queue_size(),
+                 HSA_QUEUE_TYPE_SINGLE, queue_error_callback, error_.get(), UINT32_MAX,
+                 UINT32_MAX, &queue_);
+  // Dispatch timestamps for Event::duration_ns; failure only loses timing.
+  api_.hsa_amd_profiling_set_profiler_enabled(queue_, 1);
+}
+
+void HsaQueue::destroy_hsa_queue() {
+  if (queue_) api_.hsa_queue_destroy(queue_);
+  queue_ = nullptr;
+}
+
+bool HsaQueue::slot_done(const Slot& s) const {
+  if (!s.busy) return true;
+  hsa_signal_t sig = s.event_signal ? s.event_signal->handle : s.own;
+  return api_.hsa_signal_load_relaxed(sig) < 1;
+}
+
+HsaQueue::Slot& HsaQueue::acquire_slot(size_t bytes) {
+  Slot& s = slots_[next_slot_];
+  next_slot_ = (next_slot_ + 1) % slots_.size();
+  if (!slot_done(s)) {
+    hsa_signal_t sig = s.event_signal ? s.event_signal->handle : s.own;
+    wait_signal(ctx_, sig, error_.get(),
+                fmt::format("kernel '{}' (kernarg buffer reuse)", s.kernel->info().name));
+    throw_if_failed();
+  }
+  s.busy = false;
+  s.event_signal.reset();
+  if (s.capacity < bytes) {
+    if (s.kernarg) device_.free_kernarg(s.kernarg);
+    s.kernarg = nullptr;
+    s.capacity = std::max(bytes, kMinKernargCapacity);
+    s.kernarg = static_cast<std::byte*>(device_.allocate_kernarg(s.capacity));
+  }
+  if (!s.own.handle) LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create, 1, 0, nullptr, &s.own);
+  return s;
+}
+
+void* HsaQueue::reserve_packet(uint64_t* index) {
+  uint64_t idx = api_.hsa_queue_add_write_index_relaxed(queue_, 1);
+  const uint64_t size = queue_->size;
+  if (idx - api_.hsa_queue_load_read_index_scacquire(queue_) >= size) {
+    // Full: wait for the packet processor to consume.
+    auto deadline = std::chrono::steady_clock::now() + ctx_.timeout;
+    while (idx - api_.hsa_queue_load_read_index_scacquire(queue_) >= size) {
+      if (error_->failed.load(std::memory_order_acquire)) break;  // reported at synchronize
+      if (std::chrono::steady_clock::now() > deadline)
+        LRRT_THROW(LR_ERROR_TIMEOUT, "timed out after {} ms waiting for space in a full hsa queue",
+                   ctx_.timeout.count());
+      std::this_thread::yield();
+    }
+  }
+  *index = idx;
+  return static_cast<std::byte*>(queue_->base_address) + (idx & (size - 1)) * kAqlPacketBytes;
+}
+
+void HsaQueue::ring_doorbell(uint64_t index) {
+  api_.hsa_signal_store_screlease(queue_->doorbell_signal, hsa_signal_value_t(index));
+}
+
+void HsaQueue::emit_barriers(std::vector<hsa_signal_t>& deps, hsa_signal_t last_completion) {
+  size_t i = 0;
+  while (i < deps.size()) {
+    size_t n = std::min<size_t>(kBarrierAndMaxDeps, deps.size() - i);
+    bool last = i + n == deps.size();
+    hsa_signal_t completion = last ? last_completion : hsa_signal_t{0};
+    uint64_t idx;
+    auto* p = static_cast<hsa_barrier_and_packet_t*>(reserve_packet(&idx));
+    encode_barrier_and(p, std::span<const hsa_signal_t>(deps.data() + i, n), completion);
+    publish_packet(p, kBarrierAndHeader, 0);
+    ring_doorbell(idx);
+    i += n;
+  }
+  deps.clear();
+}
+
+void HsaQueue::collect_waits(EventList wait_for, std::vector<hsa_signal_t>& deps,
+                             std::vector<SignalRef>& keep) {
+  for (Event* e : wait_for) {
+    auto* he = dynamic_cast<HsaEvent*>(e);
+    if (!he)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "an hsa queue cannot wait for another backend's event");
+    SignalRef ref = he->signal_ref();
+    if (!ref || api_.hsa_signal_load_relaxed(ref->handle) < 1) continue;
+    deps.push_back(ref->handle);
+    keep.push_back(std::move(ref));
+  }
+}
+
+void HsaQueue::reap_copies() {
+  std::erase_if(copies_, [&](PendingCopy& c) {
+    if (api_.hsa_signal_load_relaxed(c.signal->handle) > 0) return false;
+    if (c.staging) device_.free_staging(c.staging);
+    return true;
+  });
+}
+
+void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std::byte> args,
+                      EventList wait_for, Event* signal) {
+  auto* k = dynamic_cast<HsaKernel*>(&kernel);
+  if (!k) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the kernel was not loaded by the hsa backend");
+  const KernelInfo& info = k->info_;
+  amdgpu::check_explicit_args(info, args.size());
+  const auto& props = device_.properties();
+  uint64_t wg = c.block.product();
+  if (wg == 0 || c.grid.product() == 0)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernel '{}': grid and block must not have zero dimensions",
+               info.name);
+  uint32_t max_wg = info.max_workgroup_size ? info.max_workgroup_size : props.max_workgroup_size;
+  if (wg > max_wg || c.block.x > 0xffff || c.block.y > 0xffff || c.block.z > 0xffff)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+               "kernel '{}': workgroup of {}x{}x{} = {} work-items exceeds its maximum of {}",
+               info.name, c.block.x, c.block.y, c.block.z, wg, max_wg);
+  for (int d = 0; d < 3; ++d) {
+    uint64_t n = uint64_t((&c.grid.x)[d]) * (&c.block.x)[d];
+    if (n > UINT32_MAX)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "kernel '{}': grid dimension {} has {} work-items, more than AQL's 2^32-1",
+                 info.name, "xyz"[d], n);
+  }
+  uint64_t group = uint64_t(k->group_segment_size) + c.dynamic_shared_bytes;
+  if (group > props.max_shared_memory_per_workgroup)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+               "kernel '{}' needs {} bytes of LDS ({} static + {} dynamic), more than the {} bytes "
+               "a workgroup can have",
+               info.name, group, k->group_segment_size, c.dynamic_shared_bytes,
+               props.max_shared_memory_per_workgroup);
+
+  std::lock_guard lock(mutex_);
+  throw_if_failed();
+  std::vector<hsa_signal_t> deps;
+  std::vector<SignalRef> keep;
+  collect_waits(wait_for, deps, keep);
+  reap_copies();
+  for (auto& cp : copies_) deps.push_back(cp.signal->handle);
+  if (!deps.empty()) emit_barriers(deps, hsa_signal_t{0});
+
+  size_t bytes = std::max<size_t>(k->kernarg_size, args.size());
+  Slot& s = acquire_slot(bytes);
+  amdgpu::pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity));
+  hsa_signal_t completion;
+  if (auto* ev = dynamic_cast<HsaEvent*>(signal)) {
+    completion = ev->arm(HsaEvent::Kind::Dispatch, queue_, error_,
+                         fmt::format("kernel '{}'", info.name));
+    s.event_signal = ev->signal_ref();
+  } else {
+    api_.hsa_signal_store_relaxed(s.own, 1);
+    completion = s.own;
+  }
+  s.kernel = k;
+  s.busy = true;
+
+  uint64_t idx;
+  auto* p = static_cast<hsa_kernel_dispatch_packet_t*>(reserve_packet(&idx));
+  encode_dispatch(p, c, k->kernel_object, s.kernarg, uint32_t(group), k->private_segment_size,
+                  completion);
+  publish_packet(p, kDispatchHeader, dispatch_setup(amdgpu::grid_dims(c)));
+  ring_doorbell(idx);
+  last_signal_ = completion;
+  last_ref_ = s.event_signal;
+}
+
+void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
+                    Event* signal) {
+  std::lock_guard lock(mutex_);
+  throw_if_failed();
+  std::vector<hsa_signal_t> deps;
+  std::vector<SignalRef> keep;
+  collect_waits(wait_for, deps, keep);
+  // In order with this queue: after the last AQL packet and earlier copies.
+  if (last_signal_.handle && api_.hsa_signal_load_relaxed(last_signal_) > 0)
+    deps.push_back(last_signal_);
+  reap_copies();
+  for (auto& cp : copies_) deps.push_back(cp.signal->handle);
+
+  hsa_agent_t gpu = device_.agent(), cpu = ctx_.cpu_agent;
+  hsa_agent_t dst_agent = kind == CopyKind::DeviceToHost ? cpu : gpu;
+  hsa_agent_t src_agent = kind == CopyKind::HostToDevice ? cpu : gpu;
+
+  // Pageable host memory goes through pinned staging: H2D copies the source
+  // now; D2H waits for the copy and copies out (blocking).
+  void* staging = nullptr;
+  void* copy_dst = dst;
+  const void* copy_src = src;
+  if (kind == CopyKind::HostToDevice && !device_.is_pinned(src, size)) {
+    staging = device_.allocate_staging(size);
+    std::memcpy(staging, src, size);
+    copy_src = staging;
+  } else if (kind == CopyKind::DeviceToHost && !device_.is_pinned(dst, size)) {
+    staging = device_.allocate_staging(size);
+    copy_dst = staging;
+  }
+
+  SignalRef sig = device_.acquire_signal();
+  auto* ev = dynamic_cast<HsaEvent*>(signal);
+  hsa_signal_t completion = sig->handle;
+  if (ev) {
+    completion = ev->arm(HsaEvent::Kind::Copy, queue_, error_,
+                         fmt::format("a {}-byte {} copy", size, copy_kind_name(kind)));
+    sig = ev->signal_ref();
+  }
+  hsa_status_t st = api_.hsa_amd_memory_async_copy(copy_dst, dst_agent, copy_src, src_agent, size,
+                                                   uint32_t(deps.size()),
+                                                   deps.empty() ? nullptr : deps.data(), completion);
+  if (st != HSA_STATUS_SUCCESS) {
+    if (staging) device_.free_staging(staging);
+    api_.hsa_signal_store_relaxed(completion, 0);
+    LRRT_THROW_AT(LR_ERROR_RUNTIME, "hsa_amd_memory_async_copy of {} bytes ({}) failed: {}", size,
+                  copy_kind_name(kind), api_.describe(st));
+  }
+  if (kind == CopyKind::DeviceToHost && staging) {
+    wait_signal(ctx_, completion, nullptr, fmt::format("a {}-byte device-to-host copy", size));
+    std::memcpy(dst, staging, size);
+    device_.free_staging(staging);
+    staging = nullptr;
+  }
+  copies_.push_back({std::move(sig), staging});
+}
+
+void HsaQueue::record(Event& event) {
+  auto* ev = dynamic_cast<HsaEvent*>(&event);
+  if (!ev) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "an hsa queue cannot record another backend's event");
+  std::lock_guard lock(mutex_);
+  throw_if_failed();
+  std::vector<hsa_signal_t> deps;
+  reap_copies();
+  std::vector<SignalRef> copy_refs;
+  for (auto& cp : copies_) deps.push_back(cp.signal->handle);
+  hsa_signal_t completion = ev->arm(HsaEvent::Kind::Marker, queue_, error_, "an event marker");
+  if (deps.empty()) {
+    uint64_t idx;
+    auto* p = static_cast<hsa_barrier_and_packet_t*>(reserve_packet(&idx));
+    encode_barrier_and(p, {}, completion);
+    publish_packet(p, kBarrierAndHeader, 0);
+    ring_doorbell(idx);
+  } else {
+    emit_barriers(deps, completion);
+  }
+  last_signal_ = completion;
+  last_ref_ = ev->signal_ref();
+}
+
+void HsaQueue::throw_if_failed() {
+  if (!error_->failed.load(std::memory_order_acquire)) return;
+  // The oldest dispatch that has not completed is the one that faulted.
+  std::string name;
+  for (size_t i = 0; i < slots_.size() && name.empty(); ++i) {
+    const Slot& s = slots_[(next_slot_ + i) % slots_.size()];
+    if (s.busy && !slot_done(s)) name = s.kernel->info().name;
+  }
+  hsa_status_t status = hsa_status_t(error_->status.load());
+  std::string what = api_.describe(status);
+  // Recover: a fresh queue; the dead one's work is abandoned.
+  for (auto& s : slots_) {
+    if (s.busy && !slot_done(s)) {
+      if (s.event_signal) api_.hsa_signal_store_relaxed(s.event_signal->handle, 0);
+      api_.hsa_signal_store_relaxed(s.own, 0);
+    }
+    s.busy = false;
+    s.event_signal.reset();
+  }
+  last_signal_ = hsa_signal_t{0};
+  last_ref_.reset();
+  auto old = error_;
+  destroy_hsa_queue();
+  std::string recovered = "a new hsa queue replaces it";
+  try {
+    create_hsa_queue();
+  } catch (const Error& e) {
+    recovered = std::string("the device is unusable: ") + e.what();
+    error_ = old;
+    LRRT_THROW(LR_ERROR_DEVICE_LOST, "kernel '{}' failed on the hsa queue: {}; {}",
+               name.empty() ? "?" : name, what, recovered);
+  }
+  if (name.empty())
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "the hsa queue failed: {}; {}", what, recovered);
+  LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' failed on the hsa queue: {}; {}", name, what,
+             recovered);
+}
+
+void HsaQueue::synchronize() {
+  std::lock_guard lock(mutex_);
+  throw_if_failed();
+  if (last_signal_.handle) {
+    std::string what = "the last operation on the hsa queue";
+    for (size_t i = 1; i <= slots_.size(); ++i) {
+      const Slot& s = slots_[(next_slot_ + slots_.size() - i) % slots_.size()];
+      if (s.busy) {
+        what = fmt::format("kernel '{}'", s.kernel->info().name);
+        break;
+      }
+    }
+    wait_signal(ctx_, last_signal_, error_.get(), what);
+    throw_if_failed();
+  }
+  for (auto& cp : copies_) wait_signal(ctx_, cp.signal->handle, nullptr, "an async copy");
+  reap_copies();
+}
+
+}  // namespace lrrt::rt::hsa

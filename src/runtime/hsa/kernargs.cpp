@@ -1,0 +1,86 @@
+#include "kernargs.hpp"
+
+#include <cstring>
+
+#include "error.hpp"
+
+namespace lrrt::rt::amdgpu {
+namespace {
+
+void put(std::span<std::byte> out, uint32_t offset, uint32_t size, uint64_t value) {
+  if (size > 8 || uint64_t(offset) + size > out.size()) return;
+  std::memcpy(out.data() + offset, &value, size);  // little-endian host
+}
+
+uint64_t hidden_value(std::string_view vk, const LaunchConfig& c) {
+  auto axis = [&](std::string_view prefix, uint64_t x, uint64_t y, uint64_t z) -> int64_t {
+    if (vk.size() != prefix.size() + 1 || vk.substr(0, prefix.size()) != prefix) return -1;
+    char a = vk.back();
+    return a == 'x' ? int64_t(x) : a == 'y' ? int64_t(y) : a == 'z' ? int64_t(z) : -1;
+  };
+  int64_t v;
+  if ((v = axis("hidden_block_count_", c.grid.x, c.grid.y, c.grid.z)) >= 0) return uint64_t(v);
+  if ((v = axis("hidden_group_size_", c.block.x, c.block.y, c.block.z)) >= 0) return uint64_t(v);
+  // lrrt's grid counts whole workgroups, so no workgroup is partial.
+  if ((v = axis("hidden_remainder_", 0, 0, 0)) >= 0) return 0;
+  if ((v = axis("hidden_global_offset_", 0, 0, 0)) >= 0) return 0;
+  if (vk == "hidden_grid_dims") return grid_dims(c);
+  if (vk == "hidden_dynamic_lds_size") return c.dynamic_shared_bytes;
+  return 0;  // printf/hostcall/heap/queue/... : not provided
+}
+
+}  // namespace
+
+uint32_t hidden_args_offset(const KernelInfo& info) {
+  uint32_t first = info.kernarg_size;
+  for (const auto& a : info.args)
+    if (a.kind == LR_ARG_HIDDEN && a.offset < first) first = a.offset;
+  return first;
+}
+
+void check_explicit_args(const KernelInfo& info, size_t args_size) {
+  uint32_t need = info.explicit_kernarg_size();
+  uint32_t max = hidden_args_offset(info);
+  if (args_size < need || args_size > max) {
+    if (need == max)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "kernel '{}' takes {} bytes of explicit arguments ({} argument(s)), but {} bytes were passed",
+                 info.name, need, info.explicit_arg_count(), args_size);
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+               "kernel '{}' takes {} bytes of explicit arguments ({} argument(s), up to {} with padding), but {} bytes were passed",
+               info.name, need, info.explicit_arg_count(), max, args_size);
+  }
+}
+
+uint16_t grid_dims(const LaunchConfig& c) {
+  if (uint64_t(c.grid.z) * c.block.z > 1) return 3;
+  if (uint64_t(c.grid.y) * c.block.y > 1) return 2;
+  return 1;
+}
+
+void pack_kernargs(const KernelInfo& info, const LaunchConfig& config,
+                   std::span<const std::byte> args, std::span<std::byte> out) {
+  size_t total = std::max<size_t>(info.kernarg_size, args.size());
+  if (out.size() < total)
+    LRRT_THROW(LR_ERROR_RUNTIME, "kernarg buffer of {} bytes is too small for kernel '{}' ({} bytes)",
+               out.size(), info.name, total);
+  std::memcpy(out.data(), args.data(), args.size());
+  std::memset(out.data() + args.size(), 0, total - args.size());
+  for (const auto& a : info.args)
+    if (a.kind == LR_ARG_HIDDEN) put(out, a.offset, a.size, hidden_value(a.value_kind, config));
+}
+
+bool read_hidden_arg(const KernelInfo& info, std::span<const std::byte> k,
+                     std::string_view value_kind, uint64_t* value) {
+  for (const auto& a : info.args) {
+    if (a.value_kind != value_kind) continue;
+    if (a.size > 8 || uint64_t(a.offset) + a.size > k.size()) return false;
+    uint64_t v = 0;
+    std::memcpy(&v, k.data() + a.offset, a.size);
+    *value = v;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace lrrt::rt::amdgpu
