@@ -197,16 +197,15 @@ constexpr uint32_t arg_kind() {
 }
 
 // The library's kernel table, filled by static registrations when the shared
-// object loads. Function-local statics: no order-of-initialisation hazard.
+// object loads. Defined (not inline) in host_library.cpp: an inline function's
+// static would be a process-wide unique symbol shared by every loaded kernel
+// library.
 struct Table {
   std::vector<lrrt_host_kernel_t> kernels;
   std::vector<std::vector<lrrt_host_arg_t>> args;  // owns each kernel's args
   lrrt_host_library_t library{LRRT_HOST_ABI_VERSION, 0, nullptr};
 };
-inline Table& table() {
-  static Table t;
-  return t;
-}
+Table& table();
 
 struct Registration {
   Registration(const char* name, lrrt_host_kernel_fn_t entry, size_t size, size_t align,

@@ -28,9 +28,10 @@ class Error : public std::runtime_error {
 
 inline void check(lr_status_t status, const char* operation) {
   if (status == LR_SUCCESS) return;
+  // The C ABI's message already starts with the function's name.
   std::string message = lr_last_error_message();
-  if (message.empty()) message = lr_status_string(status);
-  throw Error(status, std::string(operation) + ": " + message);
+  if (message.empty()) message = std::string(operation) + ": " + lr_status_string(status);
+  throw Error(status, message);
 }
 
 using MemoryStats = lr_memory_stats_t;

@@ -159,6 +159,11 @@ class Device {
   // Queue the core uses for copy_sync's default implementation.
   Queue& utility_queue();
 
+ protected:
+  // Derived destructors call this first: the queue may use the derived
+  // device's members (thread pool, context) while it shuts down.
+  void release_utility_queue() { utility_queue_.reset(); }
+
  private:
   std::unique_ptr<Queue> utility_queue_;
 };

@@ -1,0 +1,547 @@
+// The C ABI: thin wrappers that validate arguments, call the runtime and map
+// every C++ error to a status code in one place (guard()), keeping the
+// message for lr_last_error_message() on the calling thread.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "error.hpp"
+#include "lrrt/lrrt.h"
+#include "runtime.hpp"
+
+using lrrt::rt::CopyKind;
+using lrrt::rt::DeviceState;
+using lrrt::rt::Error;
+using lrrt::rt::Event;
+using lrrt::rt::Runtime;
+
+namespace {
+
+thread_local std::string t_last_error;
+
+template <typename F>
+lr_status_t guard(const char* function, F&& body) noexcept {
+  try {
+    body();
+    t_last_error.clear();
+    return LR_SUCCESS;
+  } catch (const Error& e) {
+    t_last_error = std::string(function) + ": " + e.what();
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    t_last_error = std::string(function) + ": out of host memory";
+    return LR_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    t_last_error = std::string(function) + ": " + e.what();
+    return LR_ERROR_RUNTIME;
+  } catch (...) {
+    t_last_error = std::string(function) + ": unknown error";
+    return LR_ERROR_RUNTIME;
+  }
+}
+
+Runtime& rt() {
+  Runtime* r = Runtime::instance();
+  if (!r) LRRT_THROW(LR_ERROR_NOT_INITIALIZED, "lr_init has not been called");
+  return *r;
+}
+
+template <typename T>
+void require(const T* p, const char* what) {
+  if (!p) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{} is null", what);
+}
+
+void copy_string(char* dst, size_t capacity, const std::string& src) {
+  if (capacity == 0) return;
+  size_t n = std::min(capacity - 1, src.size());
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+std::vector<Event*> events_of(Runtime& r, lr_event_t* const* deps, size_t count,
+                              DeviceState* device) {
+  if (count && !deps) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "dependencies is null but dependency_count is {}", count);
+  std::vector<Event*> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    r.check_event(deps[i]);
+    if (deps[i]->device != device)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "dependency {} belongs to another device", i);
+    if (deps[i]->recorded) out.push_back(deps[i]->event.get());
+  }
+  return out;
+}
+
+lrrt::rt::LaunchConfig to_config(const lr_launch_config_t* c) {
+  require(c, "config");
+  auto dim = [](const lr_dim3_t& d, const char* what) {
+    if (d.x == 0 || d.y == 0 || d.z == 0)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{} has a zero dimension ({}, {}, {})", what, d.x, d.y, d.z);
+    return lrrt::rt::Dim3{d.x, d.y, d.z};
+  };
+  return {dim(c->grid, "grid"), dim(c->block, "block"), c->shared_memory_bytes};
+}
+
+std::span<const std::byte> arg_bytes(const void* args, size_t size) {
+  if (size && !args) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "args is null but args_size is {}", size);
+  return {static_cast<const std::byte*>(args), size};
+}
+
+void launch(Runtime& r, lrrt::rt::Queue& queue, DeviceState* queue_device, lr_kernel_t* kernel,
+            const lr_launch_config_t* config, const void* args, size_t args_size,
+            lr_event_t* const* deps, size_t dep_count) {
+  r.check_kernel(kernel);
+  if (kernel->module->device != queue_device)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernel belongs to device {} but the queue to device {}",
+               kernel->module->device->index, queue_device->index);
+  auto cfg = to_config(config);
+  auto events = events_of(r, deps, dep_count, queue_device);
+  queue.launch(*kernel->kernel, cfg, arg_bytes(args, args_size), events, nullptr);
+}
+
+void check_copy_args(void* dst, const void* src, size_t size) {
+  if (size == 0) return;
+  if (!dst) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "dst is null");
+  if (!src) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "src is null");
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* lr_status_string(lr_status_t status) {
+  switch (status) {
+    case LR_SUCCESS: return "LR_SUCCESS";
+    case LR_ERROR_INVALID_ARGUMENT: return "LR_ERROR_INVALID_ARGUMENT";
+    case LR_ERROR_NOT_INITIALIZED: return "LR_ERROR_NOT_INITIALIZED";
+    case LR_ERROR_ALREADY_INITIALIZED: return "LR_ERROR_ALREADY_INITIALIZED";
+    case LR_ERROR_NOT_SUPPORTED: return "LR_ERROR_NOT_SUPPORTED";
+    case LR_ERROR_RUNTIME: return "LR_ERROR_RUNTIME";
+    case LR_ERROR_OUT_OF_MEMORY: return "LR_ERROR_OUT_OF_MEMORY";
+    case LR_ERROR_INVALID_IMAGE: return "LR_ERROR_INVALID_IMAGE";
+    case LR_ERROR_NOT_FOUND: return "LR_ERROR_NOT_FOUND";
+    case LR_ERROR_KERNEL_FAULT: return "LR_ERROR_KERNEL_FAULT";
+    case LR_ERROR_TIMEOUT: return "LR_ERROR_TIMEOUT";
+    case LR_ERROR_UNAVAILABLE: return "LR_ERROR_UNAVAILABLE";
+    case LR_ERROR_DEVICE_LOST: return "LR_ERROR_DEVICE_LOST";
+  }
+  return "LR_ERROR_UNKNOWN_STATUS";
+}
+
+const char* lr_last_error_message(void) { return t_last_error.c_str(); }
+const char* lr_version_string(void) { return LRRT_VERSION; }
+
+lr_status_t lr_init(void) {
+  return guard("lr_init", [] { Runtime::initialize(); });
+}
+
+lr_status_t lr_shutdown(void) {
+  return guard("lr_shutdown", [] { Runtime::shutdown(); });
+}
+
+lr_status_t lr_backend_count(uint32_t* count) {
+  return guard("lr_backend_count", [&] {
+    require(count, "count");
+    *count = static_cast<uint32_t>(rt().backends().size());
+  });
+}
+
+lr_status_t lr_backend_get_info(uint32_t index, lr_backend_info_t* info) {
+  return guard("lr_backend_get_info", [&] {
+    require(info, "info");
+    auto& backends = rt().backends();
+    if (index >= backends.size())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "backend index {} out of range ({} backends)", index, backends.size());
+    auto& b = *backends[index];
+    *info = {};
+    copy_string(info->name, sizeof(info->name), b.name);
+    info->usable = b.status.usable ? 1 : 0;
+    info->device_count = b.device_count;
+    copy_string(info->message, sizeof(info->message), b.status.message);
+  });
+}
+
+lr_status_t lr_device_count(uint32_t* count) {
+  return guard("lr_device_count", [&] {
+    require(count, "count");
+    *count = rt().device_count();
+  });
+}
+
+lr_status_t lr_device_open(uint32_t index, lr_device_t* device) {
+  return guard("lr_device_open", [&] {
+    require(device, "device");
+    Runtime& r = rt();
+    r.opened(r.device_index(index));
+    device->index = index;
+  });
+}
+
+lr_status_t lr_device_select(const char* backend, uint32_t ordinal, lr_device_t* device) {
+  return guard("lr_device_select", [&] {
+    require(device, "device");
+    Runtime& r = rt();
+    uint32_t index = r.select(backend ? backend : "auto", ordinal);
+    r.opened(r.device_index(index));
+    device->index = index;
+  });
+}
+
+lr_status_t lr_device_name(lr_device_t device, char* name, size_t name_size) {
+  return guard("lr_device_name", [&] {
+    require(name, "name");
+    if (name_size == 0) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "name_size is zero");
+    Runtime& r = rt();
+    const std::string& n = r.opened(r.device(device)).properties().name;
+    if (n.size() + 1 > name_size) {
+      name[0] = '\0';
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "name needs {} bytes, buffer has {}", n.size() + 1, name_size);
+    }
+    copy_string(name, name_size, n);
+  });
+}
+
+lr_status_t lr_device_get_properties(lr_device_t device, lr_device_properties_t* props) {
+  return guard("lr_device_get_properties", [&] {
+    require(props, "props");
+    Runtime& r = rt();
+    DeviceState& state = r.device(device);
+    const auto& p = r.opened(state).properties();
+    *props = {};
+    copy_string(props->backend, sizeof(props->backend), p.backend);
+    copy_string(props->name, sizeof(props->name), p.name);
+    copy_string(props->arch, sizeof(props->arch), p.arch);
+    props->backend_ordinal = state.ordinal;
+    props->compute_units = p.compute_units;
+    props->wave_size = p.wave_size;
+    props->max_workgroup_size = p.max_workgroup_size;
+    props->max_workgroup_dims = {p.max_workgroup_dims.x, p.max_workgroup_dims.y, p.max_workgroup_dims.z};
+    props->max_shared_memory_per_workgroup = p.max_shared_memory_per_workgroup;
+    props->memory_bytes = p.memory_bytes;
+  });
+}
+
+lr_status_t lr_queue_create(lr_device_t device, lr_queue_t** queue) {
+  return guard("lr_queue_create", [&] {
+    require(queue, "queue");
+    Runtime& r = rt();
+    *queue = r.create_queue(r.device(device));
+  });
+}
+
+lr_status_t lr_queue_destroy(lr_queue_t* queue) {
+  return guard("lr_queue_destroy", [&] { rt().destroy_queue(queue); });
+}
+
+lr_status_t lr_queue_synchronize(lr_queue_t* queue) {
+  return guard("lr_queue_synchronize", [&] {
+    rt().check_queue(queue);
+    queue->queue->synchronize();
+  });
+}
+
+lr_status_t lr_event_create(lr_device_t device, lr_event_t** event) {
+  return guard("lr_event_create", [&] {
+    require(event, "event");
+    Runtime& r = rt();
+    *event = r.create_event(r.device(device));
+  });
+}
+
+lr_status_t lr_event_destroy(lr_event_t* event) {
+  return guard("lr_event_destroy", [&] { rt().destroy_event(event); });
+}
+
+lr_status_t lr_event_record(lr_event_t* event) {
+  return guard("lr_event_record", [&] {
+    rt().check_event(event);
+    event->device->default_queue->record(*event->event);
+    event->recorded = true;
+  });
+}
+
+lr_status_t lr_event_record_on_queue(lr_event_t* event, lr_queue_t* queue) {
+  return guard("lr_event_record_on_queue", [&] {
+    Runtime& r = rt();
+    r.check_event(event);
+    r.check_queue(queue);
+    if (event->device != queue->device)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event and queue belong to different devices");
+    queue->queue->record(*event->event);
+    event->recorded = true;
+  });
+}
+
+lr_status_t lr_event_synchronize(lr_event_t* event) {
+  return guard("lr_event_synchronize", [&] {
+    rt().check_event(event);
+    if (event->recorded) event->event->synchronize();
+  });
+}
+
+lr_status_t lr_event_elapsed_time_ns(const lr_event_t* start, const lr_event_t* end, uint64_t* elapsed_ns) {
+  return guard("lr_event_elapsed_time_ns", [&] {
+    require(elapsed_ns, "elapsed_ns");
+    Runtime& r = rt();
+    r.check_event(start);
+    r.check_event(end);
+    if (!start->recorded || !end->recorded)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "both events must be recorded before timing them");
+    if (start->device != end->device)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "events belong to different devices");
+    *elapsed_ns = end->event->elapsed_ns_since(*start->event);
+  });
+}
+
+lr_status_t lr_event_duration_ns(const lr_event_t* event, uint64_t* duration_ns) {
+  return guard("lr_event_duration_ns", [&] {
+    require(duration_ns, "duration_ns");
+    rt().check_event(event);
+    if (!event->recorded)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event has not signalled any operation");
+    try {
+      *duration_ns = event->event->duration_ns();
+    } catch (const std::logic_error& e) {
+      LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "this backend cannot time single operations: {}", e.what());
+    }
+  });
+}
+
+lr_status_t lr_malloc(lr_device_t device, size_t size, void** ptr) {
+  return guard("lr_malloc", [&] {
+    require(ptr, "ptr");
+    *ptr = nullptr;
+    Runtime& r = rt();
+    *ptr = r.allocate(r.device(device), size, false);
+  });
+}
+
+lr_status_t lr_free(lr_device_t device, void* ptr) {
+  return guard("lr_free", [&] {
+    Runtime& r = rt();
+    r.free(r.device(device), ptr, false);
+  });
+}
+
+lr_status_t lr_host_malloc(lr_device_t device, size_t size, void** ptr) {
+  return guard("lr_host_malloc", [&] {
+    require(ptr, "ptr");
+    *ptr = nullptr;
+    Runtime& r = rt();
+    *ptr = r.allocate(r.device(device), size, true);
+  });
+}
+
+lr_status_t lr_host_free(lr_device_t device, void* ptr) {
+  return guard("lr_host_free", [&] {
+    Runtime& r = rt();
+    r.free(r.device(device), ptr, true);
+  });
+}
+
+lr_status_t lr_memcpy(lr_device_t device, void* dst, const void* src, size_t size, lr_memcpy_kind_t kind) {
+  return guard("lr_memcpy", [&] {
+    Runtime& r = rt();
+    DeviceState& state = r.device(device);
+    CopyKind k = lrrt::rt::to_copy_kind(kind);
+    check_copy_args(dst, src, size);
+    r.opened(state);
+    r.drain(state);
+    if (size) state.device->copy_sync(dst, src, size, k);
+    r.record_copy(state, k, size);
+  });
+}
+
+lr_status_t lr_memcpy_async(lr_device_t device, void* dst, const void* src, size_t size,
+                            lr_memcpy_kind_t kind, lr_event_t* event) {
+  return guard("lr_memcpy_async", [&] {
+    Runtime& r = rt();
+    DeviceState& state = r.device(device);
+    CopyKind k = lrrt::rt::to_copy_kind(kind);
+    check_copy_args(dst, src, size);
+    if (event) {
+      r.check_event(event);
+      if (event->device != &state) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event belongs to another device");
+    }
+    r.opened(state);
+    // The default queue is in order: the copy follows earlier dispatches and
+    // later lr_launch calls follow the copy, all on the device side.
+    state.default_queue->copy(dst, src, size, k, {}, event ? event->event.get() : nullptr);
+    if (event) event->recorded = true;
+    r.record_copy(state, k, size);
+  });
+}
+
+lr_status_t lr_memcpy_async_with_dependencies(lr_device_t device, void* dst, const void* src, size_t size,
+                                              lr_memcpy_kind_t kind, lr_event_t* event,
+                                              lr_event_t* const* dependencies, size_t dependency_count) {
+  return guard("lr_memcpy_async_with_dependencies", [&] {
+    Runtime& r = rt();
+    DeviceState& state = r.device(device);
+    CopyKind k = lrrt::rt::to_copy_kind(kind);
+    check_copy_args(dst, src, size);
+    if (event) {
+      r.check_event(event);
+      if (event->device != &state) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event belongs to another device");
+    }
+    r.opened(state);
+    auto deps = events_of(r, dependencies, dependency_count, &state);
+    // The copy queue is separate from the default queue: no implicit
+    // dependency on earlier dispatches, only the listed events.
+    state.copy_queue->copy(dst, src, size, k, deps, event ? event->event.get() : nullptr);
+    if (event) event->recorded = true;
+    r.record_copy(state, k, size);
+  });
+}
+
+lr_status_t lr_module_load(lr_device_t device, const void* image, size_t image_size, lr_module_t** module) {
+  return guard("lr_module_load", [&] {
+    require(module, "module");
+    *module = nullptr;
+    if (!image && image_size) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "image is null");
+    Runtime& r = rt();
+    *module = r.load_module(r.device(device), {static_cast<const std::byte*>(image), image_size});
+  });
+}
+
+lr_status_t lr_module_load_hsaco(lr_device_t device, const void* image, size_t image_size, lr_module_t** module) {
+  return lr_module_load(device, image, image_size, module);
+}
+
+lr_status_t lr_module_destroy(lr_module_t* module) {
+  return guard("lr_module_destroy", [&] { rt().destroy_module(module); });
+}
+
+lr_status_t lr_module_kernel_count(lr_module_t* module, uint32_t* count) {
+  return guard("lr_module_kernel_count", [&] {
+    require(count, "count");
+    rt().check_module(module);
+    *count = static_cast<uint32_t>(module->module->kernel_names().size());
+  });
+}
+
+lr_status_t lr_module_kernel_name(lr_module_t* module, uint32_t index, char* name, size_t name_size) {
+  return guard("lr_module_kernel_name", [&] {
+    require(name, "name");
+    rt().check_module(module);
+    auto names = module->module->kernel_names();
+    if (index >= names.size())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernel index {} out of range ({} kernels)", index, names.size());
+    if (names[index].size() + 1 > name_size)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "name needs {} bytes", names[index].size() + 1);
+    copy_string(name, name_size, names[index]);
+  });
+}
+
+lr_status_t lr_kernel_get(lr_module_t* module, const char* name, lr_kernel_t** kernel) {
+  return guard("lr_kernel_get", [&] {
+    require(kernel, "kernel");
+    require(name, "name");
+    *kernel = rt().kernel(module, name);
+  });
+}
+
+lr_status_t lr_kernel_get_properties(lr_kernel_t* kernel, lr_kernel_properties_t* props) {
+  return guard("lr_kernel_get_properties", [&] {
+    require(props, "props");
+    rt().check_kernel(kernel);
+    const auto& info = kernel->kernel->info();
+    *props = {};
+    copy_string(props->name, sizeof(props->name), info.name);
+    props->has_arg_layout = info.has_arg_layout ? 1 : 0;
+    props->arg_count = static_cast<uint32_t>(info.args.size());
+    props->explicit_arg_count = info.explicit_arg_count();
+    props->kernarg_size = info.kernarg_size;
+    props->explicit_kernarg_size = info.explicit_kernarg_size();
+    props->kernarg_align = info.kernarg_align;
+    props->group_segment_size = info.group_segment_size;
+    props->private_segment_size = info.private_segment_size;
+    props->max_workgroup_size = info.max_workgroup_size;
+  });
+}
+
+lr_status_t lr_kernel_get_arg(lr_kernel_t* kernel, uint32_t index, lr_kernel_arg_t* arg) {
+  return guard("lr_kernel_get_arg", [&] {
+    require(arg, "arg");
+    rt().check_kernel(kernel);
+    const auto& args = kernel->kernel->info().args;
+    if (index >= args.size())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "argument index {} out of range ({} arguments)", index, args.size());
+    const auto& a = args[index];
+    *arg = {};
+    arg->offset = a.offset;
+    arg->size = a.size;
+    arg->kind = a.kind;
+    copy_string(arg->value_kind, sizeof(arg->value_kind), a.value_kind);
+    copy_string(arg->name, sizeof(arg->name), a.name);
+  });
+}
+
+lr_status_t lr_launch(lr_kernel_t* kernel, const lr_launch_config_t* config, const void* args, size_t args_size) {
+  return guard("lr_launch", [&] {
+    Runtime& r = rt();
+    r.check_kernel(kernel);
+    DeviceState* d = kernel->module->device;
+    launch(r, *d->default_queue, d, kernel, config, args, args_size, nullptr, 0);
+  });
+}
+
+lr_status_t lr_launch_with_dependencies(lr_kernel_t* kernel, const lr_launch_config_t* config, const void* args,
+                                        size_t args_size, lr_event_t* const* dependencies,
+                                        size_t dependency_count) {
+  return guard("lr_launch_with_dependencies", [&] {
+    Runtime& r = rt();
+    r.check_kernel(kernel);
+    DeviceState* d = kernel->module->device;
+    launch(r, *d->default_queue, d, kernel, config, args, args_size, dependencies, dependency_count);
+  });
+}
+
+lr_status_t lr_launch_on_queue(lr_queue_t* queue, lr_kernel_t* kernel, const lr_launch_config_t* config,
+                               const void* args, size_t args_size) {
+  return guard("lr_launch_on_queue", [&] {
+    Runtime& r = rt();
+    r.check_queue(queue);
+    launch(r, *queue->queue, queue->device, kernel, config, args, args_size, nullptr, 0);
+  });
+}
+
+lr_status_t lr_launch_on_queue_with_dependencies(lr_queue_t* queue, lr_kernel_t* kernel,
+                                                 const lr_launch_config_t* config, const void* args,
+                                                 size_t args_size, lr_event_t* const* dependencies,
+                                                 size_t dependency_count) {
+  return guard("lr_launch_on_queue_with_dependencies", [&] {
+    Runtime& r = rt();
+    r.check_queue(queue);
+    launch(r, *queue->queue, queue->device, kernel, config, args, args_size, dependencies, dependency_count);
+  });
+}
+
+lr_status_t lr_synchronize(lr_device_t device) {
+  return guard("lr_synchronize", [&] {
+    Runtime& r = rt();
+    r.drain(r.device(device));
+  });
+}
+
+lr_status_t lr_get_memory_stats(lr_device_t device, lr_memory_stats_t* stats) {
+  return guard("lr_get_memory_stats", [&] {
+    require(stats, "stats");
+    DeviceState& state = rt().device(device);
+    std::lock_guard lock(state.mutex);
+    *stats = state.stats;
+  });
+}
+
+lr_status_t lr_reset_memory_stats(lr_device_t device) {
+  return guard("lr_reset_memory_stats", [&] {
+    DeviceState& state = rt().device(device);
+    std::lock_guard lock(state.mutex);
+    lr_memory_stats_t reset{};
+    reset.live_bytes = reset.peak_live_bytes = state.stats.live_bytes;
+    reset.pinned_host_live_bytes = reset.pinned_host_peak_live_bytes = state.stats.pinned_host_live_bytes;
+    state.stats = reset;
+  });
+}
+
+}  // extern "C"

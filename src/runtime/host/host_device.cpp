@@ -1,0 +1,107 @@
+#include "host_device.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <thread>
+
+#include "error.hpp"
+#include "host_executable.hpp"
+
+namespace lrrt::rt::host {
+namespace {
+
+constexpr size_t kAlignment = 256;  // as GPU allocators give
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto name = line.substr(colon + 1);
+        name.erase(0, name.find_first_not_of(' '));
+        return name;
+      }
+    }
+  }
+  return "host CPU";
+}
+
+std::string host_arch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+uint32_t core_count() {
+  unsigned n = std::thread::hardware_concurrency();
+  if (const char* env = std::getenv("LRRT_HOST_THREADS")) {
+    unsigned v = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
+    if (v > 0) n = v;
+  }
+  return n ? n : 1;
+}
+
+void* aligned_allocation(size_t size, const char* what) {
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded < size) LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes overflows", what, size);
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: out of host memory", what, size);
+  return p;
+}
+
+}  // namespace
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+HostDevice::HostDevice() : pool_(core_count()) {
+  properties_.backend = "host";
+  properties_.name = cpu_model_name();
+  properties_.arch = host_arch();
+  properties_.isas = {host_arch()};
+  properties_.compute_units = pool_.participants();
+  properties_.wave_size = 1;
+  properties_.max_workgroup_size = 1024;
+  properties_.max_workgroup_dims = {1024, 1024, 64};
+  properties_.max_shared_memory_per_workgroup = 1u << 20;
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  properties_.memory_bytes = pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+  properties_.extra = {{"threads", std::to_string(pool_.participants())},
+                       {"kernel format", "host shared object (*.host.so), host ABI v1"}};
+}
+
+HostDevice::~HostDevice() { release_utility_queue(); }
+
+void* HostDevice::allocate(size_t size) { return aligned_allocation(size, "device allocation"); }
+void HostDevice::free(void* ptr) { std::free(ptr); }
+void* HostDevice::allocate_host(size_t size) { return aligned_allocation(size, "pinned host allocation"); }
+void HostDevice::free_host(void* ptr) { std::free(ptr); }
+
+std::unique_ptr<Queue> HostDevice::create_queue() { return std::make_unique<HostQueue>(*this); }
+std::unique_ptr<Event> HostDevice::create_event() { return std::make_unique<HostEvent>(); }
+
+std::unique_ptr<Module> HostDevice::load_module(std::span<const std::byte> image) {
+  return std::make_unique<HostModule>(image);
+}
+
+void HostDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind) {
+  // The core drained the device first; host memory is device memory here.
+  std::memmove(dst, src, size);
+}
+
+}  // namespace lrrt::rt::host

@@ -1,0 +1,44 @@
+// A host code object: a shared object exporting lrrt_host_library_query,
+// loaded from memory (memfd + dlopen) so every backend loads from bytes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backend.hpp"
+#include "lrrt/host_kernel_abi.h"
+
+namespace lrrt::rt::host {
+
+class HostKernel final : public Kernel {
+ public:
+  HostKernel(const lrrt_host_kernel_t& desc);
+  const KernelInfo& info() const override { return info_; }
+  lrrt_host_kernel_fn_t entry() const { return entry_; }
+
+ private:
+  KernelInfo info_;
+  lrrt_host_kernel_fn_t entry_;
+};
+
+class HostModule final : public Module {
+ public:
+  explicit HostModule(std::span<const std::byte> image);
+  ~HostModule() override;
+  Kernel& kernel(std::string_view name) override;
+  std::vector<std::string> kernel_names() const override;
+
+ private:
+  void unload();
+  void* handle_ = nullptr;
+  int fd_ = -1;
+  std::string path_;
+  std::map<std::string, std::unique_ptr<HostKernel>, std::less<>> kernels_;
+};
+
+// Reads the kernel table of a host shared object on disk or in memory,
+// for `lrrt inspect` (loads the library: it runs its constructors).
+std::vector<KernelInfo> describe_host_library(std::span<const std::byte> image);
+
+}  // namespace lrrt::rt::host

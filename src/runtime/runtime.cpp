@@ -1,0 +1,365 @@
+#include "runtime.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "error.hpp"
+
+namespace lrrt::rt {
+namespace {
+
+// The one piece of global mutable state the C ABI needs.
+std::mutex g_lifecycle_mutex;
+std::atomic<Runtime*> g_runtime{nullptr};
+std::chrono::milliseconds g_wait_timeout{0};
+
+const char* kind_name(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::HostToDevice: return "host-to-device";
+    case CopyKind::DeviceToHost: return "device-to-host";
+    case CopyKind::DeviceToDevice: return "device-to-device";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::chrono::milliseconds wait_timeout() { return g_wait_timeout; }
+
+CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
+  switch (kind) {
+    case LR_MEMCPY_HOST_TO_DEVICE: return CopyKind::HostToDevice;
+    case LR_MEMCPY_DEVICE_TO_HOST: return CopyKind::DeviceToHost;
+    case LR_MEMCPY_DEVICE_TO_DEVICE: return CopyKind::DeviceToDevice;
+  }
+  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown memcpy kind {}", static_cast<int>(kind));
+}
+
+Runtime* Runtime::instance() { return g_runtime.load(std::memory_order_acquire); }
+
+void Runtime::initialize() {
+  std::lock_guard lock(g_lifecycle_mutex);
+  if (instance()) LRRT_THROW(LR_ERROR_ALREADY_INITIALIZED, "lr_init was already called");
+  if (const char* t = std::getenv("LRRT_WAIT_TIMEOUT_MS")) {
+    g_wait_timeout = std::chrono::milliseconds(std::strtoull(t, nullptr, 10));
+  }
+  g_runtime.store(new Runtime(), std::memory_order_release);
+}
+
+void Runtime::shutdown() {
+  std::lock_guard lock(g_lifecycle_mutex);
+  std::unique_ptr<Runtime> runtime(g_runtime.exchange(nullptr));
+  if (!runtime) LRRT_THROW(LR_ERROR_NOT_INITIALIZED, "lr_init has not been called");
+  runtime->drain_all_noexcept();
+}
+
+Runtime::Runtime() {
+  for (const auto& reg : registered_backends()) {
+    auto state = std::make_unique<BackendState>();
+    state->name = std::string(reg.name);
+    try {
+      state->backend = reg.create();
+      state->status = state->backend->initialize();
+      state->device_count = state->status.usable ? state->backend->device_count() : 0;
+    } catch (const std::exception& e) {
+      state->status = {false, e.what()};
+      state->device_count = 0;
+    }
+    state->first_device = static_cast<uint32_t>(devices_.size());
+    for (uint32_t i = 0; i < state->device_count; ++i) {
+      auto d = std::make_unique<DeviceState>();
+      d->index = static_cast<uint32_t>(devices_.size());
+      d->backend = state.get();
+      d->ordinal = i;
+      devices_.push_back(std::move(d));
+    }
+    backends_.push_back(std::move(state));
+  }
+}
+
+Runtime::~Runtime() {
+  // Handles die before the devices and backends that made them.
+  kernels_.clear();
+  modules_.clear();
+  events_.clear();
+  queue_owners_.clear();
+  for (auto& d : devices_) {
+    d->copy_queue.reset();
+    d->default_queue.reset();
+    if (d->device) {
+      for (auto& [ptr, size] : d->allocations) {
+        try { d->device->free(ptr); } catch (...) {}
+      }
+      for (auto& [ptr, size] : d->host_allocations) {
+        try { d->device->free_host(ptr); } catch (...) {}
+      }
+    }
+    d->device.reset();
+  }
+  devices_.clear();
+  backends_.clear();
+}
+
+void Runtime::drain_all_noexcept() {
+  for (auto& d : devices_) {
+    if (!d->device) continue;
+    try { drain(*d); } catch (...) {}
+  }
+}
+
+DeviceState& Runtime::device_index(uint32_t index) {
+  if (index >= devices_.size())
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "device index {} is out of range: {} device(s) available",
+               index, devices_.size());
+  return *devices_[index];
+}
+
+DeviceState& Runtime::device(lr_device_t handle) { return device_index(handle.index); }
+
+Device& Runtime::opened(DeviceState& state) {
+  std::call_once(state.open_once, [&] {
+    auto dev = state.backend->backend->open_device(state.ordinal);
+    state.default_queue = dev->create_queue();
+    state.copy_queue = dev->create_queue();
+    state.device = std::move(dev);
+  });
+  // call_once rethrows and leaves the flag unset on failure, so a failed open
+  // is retried (and fails again with its message) instead of leaving a
+  // half-made device.
+  return *state.device;
+}
+
+uint32_t Runtime::select(std::string_view backend, uint32_t ordinal) {
+  if (backend == "auto") {
+    if (ordinal >= devices_.size())
+      LRRT_THROW(LR_ERROR_NOT_FOUND, "device {} not found: {} device(s) available", ordinal,
+                 devices_.size());
+    return ordinal;
+  }
+  for (auto& b : backends_) {
+    if (b->name != backend) continue;
+    if (!b->status.usable)
+      LRRT_THROW(LR_ERROR_UNAVAILABLE, "backend '{}' is not usable: {}", backend, b->status.message);
+    if (ordinal >= b->device_count)
+      LRRT_THROW(LR_ERROR_NOT_FOUND, "backend '{}' has {} device(s); device {} does not exist",
+                 backend, b->device_count, ordinal);
+    return b->first_device + ordinal;
+  }
+  std::string names;
+  for (auto& b : backends_) names += (names.empty() ? "" : ", ") + b->name;
+  LRRT_THROW(LR_ERROR_NOT_FOUND, "unknown backend '{}': this build has auto, {}", backend, names);
+}
+
+void Runtime::check_queue(const lr_queue_t* q) {
+  std::lock_guard lock(handles_mutex_);
+  if (!q || !queue_owners_.count(q)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid or destroyed queue handle");
+}
+void Runtime::check_event(const lr_event_t* e) {
+  std::lock_guard lock(handles_mutex_);
+  if (!e || !events_.count(e)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid or destroyed event handle");
+}
+void Runtime::check_module(const lr_module_t* m) {
+  std::lock_guard lock(handles_mutex_);
+  if (!m || !modules_.count(m)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid or destroyed module handle");
+}
+void Runtime::check_kernel(const lr_kernel_t* k) {
+  std::lock_guard lock(handles_mutex_);
+  if (!k || !kernels_.count(k))
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid kernel handle (or its module was destroyed)");
+}
+
+lr_queue_t* Runtime::create_queue(DeviceState& state) {
+  auto q = std::make_unique<lr_queue_t>(lr_queue_t{&state, opened(state).create_queue()});
+  lr_queue_t* raw = q.get();
+  {
+    std::lock_guard lock(handles_mutex_);
+    queue_owners_.emplace(raw, std::move(q));
+  }
+  std::lock_guard lock(state.mutex);
+  state.queues.insert(raw);
+  return raw;
+}
+
+void Runtime::destroy_queue(lr_queue_t* queue) {
+  check_queue(queue);
+  // Waiting first: destroying a queue must not drop submitted work. An
+  // execution error still reaches the caller after the handle is gone.
+  std::exception_ptr error;
+  try { queue->queue->synchronize(); } catch (...) { error = std::current_exception(); }
+  {
+    std::lock_guard lock(queue->device->mutex);
+    queue->device->queues.erase(queue);
+  }
+  std::unique_ptr<lr_queue_t> owned;
+  {
+    std::lock_guard lock(handles_mutex_);
+    auto it = queue_owners_.find(queue);
+    owned = std::move(it->second);
+    queue_owners_.erase(it);
+  }
+  owned.reset();
+  if (error) std::rethrow_exception(error);
+}
+
+lr_event_t* Runtime::create_event(DeviceState& state) {
+  auto e = std::make_unique<lr_event_t>();
+  e->device = &state;
+  e->event = opened(state).create_event();
+  lr_event_t* raw = e.get();
+  std::lock_guard lock(handles_mutex_);
+  events_.emplace(raw, std::move(e));
+  return raw;
+}
+
+void Runtime::destroy_event(lr_event_t* event) {
+  check_event(event);
+  if (event->recorded) {
+    try { event->event->synchronize(); } catch (...) {
+      // The error belongs to the work, which its queue reports at its next
+      // synchronize; destroying the event must still succeed.
+    }
+  }
+  std::unique_ptr<lr_event_t> owned;
+  {
+    std::lock_guard lock(handles_mutex_);
+    auto it = events_.find(event);
+    owned = std::move(it->second);
+    events_.erase(it);
+  }
+}
+
+lr_module_t* Runtime::load_module(DeviceState& state, std::span<const std::byte> image) {
+  if (image.empty()) LRRT_THROW(LR_ERROR_INVALID_IMAGE, "code object is empty");
+  auto m = std::make_unique<lr_module_t>();
+  m->device = &state;
+  m->module = opened(state).load_module(image);
+  lr_module_t* raw = m.get();
+  std::lock_guard lock(handles_mutex_);
+  modules_.emplace(raw, std::move(m));
+  return raw;
+}
+
+void Runtime::destroy_module(lr_module_t* module) {
+  check_module(module);
+  drain(*module->device);
+  std::unique_ptr<lr_module_t> owned;
+  {
+    std::lock_guard lock(handles_mutex_);
+    for (auto& [name, k] : module->kernels) kernels_.erase(k.get());
+    auto it = modules_.find(module);
+    owned = std::move(it->second);
+    modules_.erase(it);
+  }
+}
+
+lr_kernel_t* Runtime::kernel(lr_module_t* module, std::string_view name) {
+  check_module(module);
+  std::lock_guard lock(module->kernels_mutex);
+  std::string key(name);
+  auto it = module->kernels.find(key);
+  if (it != module->kernels.end()) return it->second.get();
+  Kernel& k = module->module->kernel(name);  // throws NOT_FOUND with the list
+  auto handle = std::make_unique<lr_kernel_t>(lr_kernel_t{module, &k});
+  lr_kernel_t* raw = handle.get();
+  module->kernels.emplace(std::move(key), std::move(handle));
+  std::lock_guard hl(handles_mutex_);
+  kernels_.insert(raw);
+  return raw;
+}
+
+void* Runtime::allocate(DeviceState& state, size_t size, bool pinned_host) {
+  if (size == 0) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "allocation size is zero");
+  Device& dev = opened(state);
+  const auto& props = dev.properties();
+  if (!pinned_host && props.memory_bytes && size > props.memory_bytes)
+    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY,
+               "cannot allocate {} bytes on {} device {} ({}): the device has {} bytes of memory",
+               size, props.backend, state.ordinal, props.name, props.memory_bytes);
+  void* ptr = pinned_host ? dev.allocate_host(size) : dev.allocate(size);
+  std::lock_guard lock(state.mutex);
+  auto& s = state.stats;
+  if (pinned_host) {
+    state.host_allocations.emplace(ptr, size);
+    s.pinned_host_live_bytes += size;
+    s.pinned_host_total_allocated_bytes += size;
+    s.pinned_host_allocation_count++;
+    s.pinned_host_peak_live_bytes = std::max(s.pinned_host_peak_live_bytes, s.pinned_host_live_bytes);
+  } else {
+    state.allocations.emplace(ptr, size);
+    s.live_bytes += size;
+    s.total_allocated_bytes += size;
+    s.allocation_count++;
+    s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
+  }
+  return ptr;
+}
+
+void Runtime::free(DeviceState& state, void* ptr, bool pinned_host) {
+  if (!ptr) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "pointer is null");
+  size_t size = 0;
+  {
+    std::lock_guard lock(state.mutex);
+    auto& table = pinned_host ? state.host_allocations : state.allocations;
+    auto it = table.find(ptr);
+    if (it == table.end())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "pointer {} was not allocated by {} on device {} (or was freed already)",
+                 ptr, pinned_host ? "lr_host_malloc" : "lr_malloc", state.index);
+    size = it->second;
+  }
+  // Pending work may still use the memory; drain without holding the lock so
+  // other threads can keep submitting meanwhile.
+  std::exception_ptr error;
+  try { drain(state); } catch (...) { error = std::current_exception(); }
+  {
+    std::lock_guard lock(state.mutex);
+    auto& table = pinned_host ? state.host_allocations : state.allocations;
+    if (table.erase(ptr) == 0)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "pointer {} was freed concurrently", ptr);
+    auto& s = state.stats;
+    if (pinned_host) {
+      s.pinned_host_live_bytes -= std::min<uint64_t>(size, s.pinned_host_live_bytes);
+      s.pinned_host_total_freed_bytes += size;
+      s.pinned_host_free_count++;
+    } else {
+      s.live_bytes -= std::min<uint64_t>(size, s.live_bytes);
+      s.total_freed_bytes += size;
+      s.free_count++;
+    }
+  }
+  if (pinned_host) state.device->free_host(ptr);
+  else state.device->free(ptr);
+  if (error) std::rethrow_exception(error);
+}
+
+void Runtime::record_copy(DeviceState& state, CopyKind kind, size_t size) {
+  std::lock_guard lock(state.mutex);
+  auto& s = state.stats;
+  switch (kind) {
+    case CopyKind::HostToDevice: s.h2d_copy_bytes += size; break;
+    case CopyKind::DeviceToHost: s.d2h_copy_bytes += size; break;
+    case CopyKind::DeviceToDevice: s.d2d_copy_bytes += size; break;
+  }
+  s.memcpy_count++;
+  (void)kind_name;
+}
+
+void Runtime::drain(DeviceState& state) {
+  if (!state.device) return;  // never opened: nothing can be pending
+  std::vector<lr_queue_t*> queues;
+  {
+    std::lock_guard lock(state.mutex);
+    queues.assign(state.queues.begin(), state.queues.end());
+  }
+  std::exception_ptr first;
+  auto sync = [&](Queue& q) {
+    try { q.synchronize(); } catch (...) { if (!first) first = std::current_exception(); }
+  };
+  sync(*state.default_queue);
+  sync(*state.copy_queue);
+  for (lr_queue_t* q : queues) sync(*q->queue);
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace lrrt::rt

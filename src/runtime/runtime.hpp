@@ -1,0 +1,135 @@
+// The runtime singleton behind the C ABI: the backends, one state per device,
+// the live handles (so a stale or foreign handle is an error, not a crash)
+// and memory statistics. Every lr_* function in c_api.cpp is a thin wrapper
+// over a method here.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "backend.hpp"
+#include "lrrt/lrrt.h"
+
+namespace lrrt::rt {
+
+struct DeviceState;
+
+}  // namespace lrrt::rt
+
+// Handle types of the C ABI.
+struct lr_queue_t {
+  lrrt::rt::DeviceState* device;
+  std::unique_ptr<lrrt::rt::Queue> queue;
+};
+struct lr_event_t {
+  lrrt::rt::DeviceState* device;
+  std::unique_ptr<lrrt::rt::Event> event;
+  bool recorded = false;
+};
+struct lr_kernel_t {
+  lr_module_t* module;
+  lrrt::rt::Kernel* kernel;
+};
+struct lr_module_t {
+  lrrt::rt::DeviceState* device;
+  std::unique_ptr<lrrt::rt::Module> module;
+  std::mutex kernels_mutex;
+  std::unordered_map<std::string, std::unique_ptr<lr_kernel_t>> kernels;
+};
+
+namespace lrrt::rt {
+
+struct BackendState {
+  std::string name;
+  std::unique_ptr<Backend> backend;
+  BackendStatus status;
+  uint32_t first_device = 0;  // global index of its device 0
+  uint32_t device_count = 0;
+};
+
+struct DeviceState {
+  uint32_t index = 0;
+  BackendState* backend = nullptr;
+  uint32_t ordinal = 0;
+
+  std::once_flag open_once;
+  std::unique_ptr<Device> device;        // opened on first use
+  std::unique_ptr<Queue> default_queue;  // lr_launch, lr_memcpy_async, lr_event_record
+  std::unique_ptr<Queue> copy_queue;     // lr_memcpy_async_with_dependencies
+
+  std::mutex mutex;  // guards everything below
+  lr_memory_stats_t stats{};
+  std::unordered_map<void*, size_t> allocations;
+  std::unordered_map<void*, size_t> host_allocations;
+  std::unordered_set<lr_queue_t*> queues;
+};
+
+class Runtime {
+ public:
+  static Runtime* instance();  // nullptr unless lr_init succeeded
+  static void initialize();    // throws ALREADY_INITIALIZED
+  static void shutdown();      // throws NOT_INITIALIZED
+
+  const std::vector<std::unique_ptr<BackendState>>& backends() const { return backends_; }
+  uint32_t device_count() const { return static_cast<uint32_t>(devices_.size()); }
+
+  // Validated access; throws INVALID_ARGUMENT naming what is wrong.
+  DeviceState& device(lr_device_t handle);
+  DeviceState& device_index(uint32_t index);
+  Device& opened(DeviceState& state);  // opens the backend device on first use
+  uint32_t select(std::string_view backend, uint32_t ordinal);
+
+  void check_queue(const lr_queue_t* q);
+  void check_event(const lr_event_t* e);
+  void check_module(const lr_module_t* m);
+  void check_kernel(const lr_kernel_t* k);
+
+  lr_queue_t* create_queue(DeviceState& state);
+  void destroy_queue(lr_queue_t* queue);
+  lr_event_t* create_event(DeviceState& state);
+  void destroy_event(lr_event_t* event);
+  lr_module_t* load_module(DeviceState& state, std::span<const std::byte> image);
+  void destroy_module(lr_module_t* module);
+  lr_kernel_t* kernel(lr_module_t* module, std::string_view name);
+
+  void* allocate(DeviceState& state, size_t size, bool pinned_host);
+  void free(DeviceState& state, void* ptr, bool pinned_host);
+  void record_copy(DeviceState& state, CopyKind kind, size_t size);
+
+  // Waits for every queue of the device; rethrows the first execution error.
+  void drain(DeviceState& state);
+
+ private:
+  Runtime();
+  void drain_all_noexcept();
+
+ public:
+  ~Runtime();
+
+ private:
+
+  std::vector<std::unique_ptr<BackendState>> backends_;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+
+  std::mutex handles_mutex_;
+  std::unordered_set<const lr_queue_t*> queues_;
+  std::unordered_map<const lr_event_t*, std::unique_ptr<lr_event_t>> events_;
+  std::unordered_map<const lr_module_t*, std::unique_ptr<lr_module_t>> modules_;
+  std::unordered_map<const lr_queue_t*, std::unique_ptr<lr_queue_t>> queue_owners_;
+  std::unordered_set<const lr_kernel_t*> kernels_;
+};
+
+CopyKind to_copy_kind(lr_memcpy_kind_t kind);
+
+// Longest a synchronizing call waits before reporting LR_ERROR_TIMEOUT (a
+// hung kernel). Zero means forever. Set from LRRT_WAIT_TIMEOUT_MS at lr_init;
+// backends read it in their wait loops.
+std::chrono::milliseconds wait_timeout();
+
+}  // namespace lrrt::rt
