@@ -1,0 +1,65 @@
+// Options shared by the subcommands (--backend, --device, --format, -o,
+// --quiet, --kernel-dir) and what they mean, in one place.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lrrt/lrrt.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace lrrt::cli {
+
+struct CommonOptions {
+  std::string backend = "auto";  // auto|host|hsa|cuda
+  unsigned device = 0;           // ordinal among the backend's devices
+  std::string format;            // table|json|csv ("" = table on a terminal, else json)
+  std::string output;            // -o FILE ("" = stdout)
+  bool quiet = false;
+  std::string kernel_dir;        // --kernel-dir ("" = $LRRT_KERNEL_DIR or <exe dir>/kernels)
+};
+
+enum CommonOption : unsigned {
+  kOptBackend = 1u << 0,
+  kOptDevice = 1u << 1,
+  kOptFormat = 1u << 2,
+  kOptOutput = 1u << 3,
+  kOptQuiet = 1u << 4,
+  kOptKernelDir = 1u << 5,
+  kOptAll = 0x3f,
+};
+
+// Adds the selected common options to a subcommand, with help text.
+void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);
+
+// The format to write: --format if given; else from -o's extension (.json,
+// .csv, .txt → table); else table when stdout is a terminal, json otherwise.
+std::string effective_format(const CommonOptions& options);
+
+// Prints a result document to stdout, or writes it atomically to -o FILE
+// (then, unless --quiet, a table also goes to stdout when it is a terminal).
+void emit_document(const nlohmann::json& doc, const CommonOptions& options);
+
+// Opens the device --backend/--device select; failures exit 3.
+lrrt::Device open_device(const CommonOptions& options);
+
+// --kernel-dir, else $LRRT_KERNEL_DIR, else the kernels/ folder next to the
+// lrrt binary.
+std::filesystem::path kernel_dir(const CommonOptions& options);
+
+// The process's argv, recorded for result metadata.
+void set_argv(int argc, char** argv);
+const std::vector<std::string>& argv();
+
+// Progress notes on stderr, silenced by --quiet.
+void note(const CommonOptions& options, const std::string& message);
+
+bool stdout_is_terminal();
+
+}  // namespace lrrt::cli

@@ -1,0 +1,41 @@
+// Errors the tool layer raises, each carrying the process exit code the CLI
+// returns for it (documented in `lrrt --help` and docs/manifest.md):
+//   0 success, 1 verification failed, 2 usage or input error,
+//   3 runtime or device error.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace lrrt::tool {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitVerificationFailed = 1,
+  kExitInputError = 2,
+  kExitRuntimeError = 3,
+};
+
+class ToolError : public std::runtime_error {
+ public:
+  ToolError(int exit_code, const std::string& message)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const noexcept { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// Bad manifest, bad file, bad option: exit 2.
+class InputError : public ToolError {
+ public:
+  explicit InputError(const std::string& message) : ToolError(kExitInputError, message) {}
+};
+
+// The device or runtime failed (allocation, launch, kernel fault): exit 3.
+class DeviceError : public ToolError {
+ public:
+  explicit DeviceError(const std::string& message) : ToolError(kExitRuntimeError, message) {}
+};
+
+}  // namespace lrrt::tool

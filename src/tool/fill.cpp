@@ -1,0 +1,113 @@
+#include "tool/fill.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "tool/npy.hpp"
+
+namespace lrrt::tool {
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  uint64_t s = (uint64_t(rd()) << 32) ^ rd();
+  s ^= static_cast<uint64_t>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
+  return s & ((uint64_t(1) << 53) - 1);  // stays exact as a JSON number everywhere
+}
+
+void fill_poison(DType type, std::byte* out, uint64_t count) {
+  if (dtype_is_float(type)) {
+    for (uint64_t i = 0; i < count; ++i) store_element(type, out, i, std::numeric_limits<long double>::quiet_NaN());
+  } else {
+    std::memset(out, 0xAB, count * dtype_size(type));
+  }
+}
+
+std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
+  const BufferInit& init = b.init;
+  const uint64_t n = b.count;
+  switch (init.kind) {
+    case BufferInit::Kind::Poison:
+      fill_poison(b.type, out, n);
+      return std::nullopt;
+    case BufferInit::Kind::Zeros:
+      std::memset(out, 0, b.bytes);
+      return std::nullopt;
+    case BufferInit::Kind::Fill:
+      store_element(b.type, out, 0, init.fill);
+      for (uint64_t i = 1; i < n; ++i) std::memcpy(out + i * dtype_size(b.type), out, dtype_size(b.type));
+      return std::nullopt;
+    case BufferInit::Kind::Iota:
+      for (uint64_t i = 0; i < n; ++i) {
+        long double v = init.start + init.step * static_cast<long double>(i);
+        if (!dtype_is_float(b.type) && !integer_fits(b.type, v)) {
+          // Integers wrap like the kernel's own arithmetic would.
+          v = std::fmod(v, 18446744073709551616.0L);
+          if (v < 0) v += 18446744073709551616.0L;
+          uint64_t bits = static_cast<uint64_t>(v);
+          std::memcpy(out + i * dtype_size(b.type), &bits, dtype_size(b.type));
+          continue;
+        }
+        store_element(b.type, out, i, v);
+      }
+      return std::nullopt;
+    case BufferInit::Kind::Random: {
+      const uint64_t seed = init.seed ? *init.seed : fresh_seed();
+      std::mt19937_64 rng(seed);  // fully specified by the standard: same values everywhere
+      if (dtype_is_float(b.type)) {
+        const long double span = init.max - init.min;
+        for (uint64_t i = 0; i < n; ++i) {
+          const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
+          store_element(b.type, out, i, init.min + span * u);
+        }
+      } else {
+        const unsigned __int128 range = static_cast<unsigned __int128>(init.max - init.min) + 1;
+        const int64_t lo_s = static_cast<int64_t>(init.min);
+        const uint64_t lo_u = static_cast<uint64_t>(init.min);
+        for (uint64_t i = 0; i < n; ++i) {
+          uint64_t r = rng();
+          if (range <= std::numeric_limits<uint64_t>::max()) {
+            const uint64_t rg = static_cast<uint64_t>(range);
+            const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % rg;
+            while (r >= limit) r = rng();  // no modulo bias
+            r %= rg;
+          }
+          // Two's complement addition gives min + r for signed and unsigned.
+          const uint64_t bits = (dtype_is_signed(b.type) ? static_cast<uint64_t>(lo_s) : lo_u) + r;
+          std::memcpy(out + i * dtype_size(b.type), &bits, dtype_size(b.type));
+        }
+      }
+      return seed;
+    }
+    case BufferInit::Kind::Npy: {
+      NpyArray a = read_npy(init.file);
+      const std::string where = fmt::format("{}/init/npy: {}", b.pointer, init.file.string());
+      if (a.count() != n)
+        throw InputError(fmt::format("{}: has {} elements, buffer \"{}\" has {}", where, a.count(), b.name, n));
+      if (a.type == b.type) {
+        std::memcpy(out, a.data.data(), b.bytes);
+      } else if (b.type == DType::bf16 && a.type == DType::f32) {
+        for (uint64_t i = 0; i < n; ++i) store_element(b.type, out, i, load_element(a.type, a.data.data(), i));
+      } else {
+        throw InputError(fmt::format("{}: dtype '{}' does not match buffer \"{}\" of type {}", where, a.descr, b.name,
+                                     dtype_name(b.type)));
+      }
+      return std::nullopt;
+    }
+    case BufferInit::Kind::Raw: {
+      auto bytes = read_file_bytes(init.file);
+      if (bytes.size() != b.bytes)
+        throw InputError(fmt::format("{}/init/raw: {}: has {} bytes, buffer \"{}\" needs {} ({} x {})", b.pointer,
+                                     init.file.string(), bytes.size(), b.name, b.bytes, b.count, dtype_name(b.type)));
+      std::memcpy(out, bytes.data(), b.bytes);
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace lrrt::tool

@@ -1,0 +1,53 @@
+// Kernel argument packing: natural alignment (each argument at the next
+// multiple of its size; pointers are 8 bytes), or explicit offsets, and a
+// check against the layout the code object declares when a backend can read
+// it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tool/manifest.hpp"
+
+namespace lrrt::tool {
+
+struct ArgSlot {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  bool pointer = false;
+};
+
+struct KernargLayout {
+  std::vector<ArgSlot> slots;  // one per manifest argument
+  uint32_t size = 0;           // padded to the largest alignment
+  uint32_t align = 1;
+};
+
+// Lays the arguments out; explicit offsets must be aligned and must not
+// overlap. Throws ManifestError naming /args/N.
+KernargLayout layout_kernargs(const std::vector<ArgSpec>& args);
+
+// The kernel's explicit argument as the code object describes it.
+struct KernelArg {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  bool pointer = false;
+  std::string name;  // may be empty
+};
+
+// "(0) a: offset 0, 4 bytes, value; (1) x: offset 8, 8 bytes, pointer; ..."
+std::string describe_kernel_layout(const std::vector<KernelArg>& args);
+
+// Throws ManifestError naming /args (count) or /args/N (offset, size, kind)
+// when the manifest disagrees with the kernel.
+void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout,
+                    const std::vector<KernelArg>& kernel_args, const std::string& kernel_name);
+
+// Packs the argument bytes; pointers[i] is the device address of
+// manifest->buffers[i]. The result is at least min_size bytes.
+std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout,
+                                     const std::vector<uint64_t>& buffer_addresses, uint32_t min_size = 0);
+
+}  // namespace lrrt::tool

@@ -1,0 +1,155 @@
+// The manifest: what `lrrt run` runs (docs/manifest.md, schema in
+// docs/manifest.schema.json). parse_manifest validates everything that can be
+// checked without a device and names the offending field with a JSON pointer
+// ("/buffers/2/init/random/seed: unknown field").
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tool/dtype.hpp"
+#include "tool/errors.hpp"
+
+namespace lrrt::tool {
+
+inline constexpr int kManifestVersion = 1;
+
+// A manifest error: "<pointer>: <what>"; exit code 2.
+class ManifestError : public InputError {
+ public:
+  ManifestError(std::string pointer, const std::string& what)
+      : InputError((pointer.empty() ? std::string("/") : pointer) + ": " + what),
+        pointer_(std::move(pointer)) {}
+  const std::string& pointer() const { return pointer_; }
+
+ private:
+  std::string pointer_;
+};
+
+struct BufferInit {
+  enum class Kind { Poison, Zeros, Fill, Iota, Random, Npy, Raw };
+  Kind kind = Kind::Poison;
+  long double fill = 0;              // Fill
+  long double start = 0, step = 1;   // Iota
+  std::optional<uint64_t> seed;      // Random (nullopt: draw a fresh one)
+  long double min = 0, max = 1;      // Random: [min, max) for floats, [min, max] for integers
+  std::filesystem::path file;        // Npy, Raw (resolved against the manifest's folder)
+  nlohmann::json to_json() const;    // as written, for results
+};
+
+enum class Access { None, Read, Write, ReadWrite };
+
+struct BufferSpec {
+  std::string name;
+  DType type = DType::f32;
+  std::vector<uint64_t> shape;  // [count] when given as "count"
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  BufferInit init;
+  Access access = Access::None;
+  std::string pointer;  // "/buffers/N"
+};
+
+struct ArgSpec {
+  enum class Kind { Buffer, Scalar };
+  Kind kind = Kind::Scalar;
+  size_t buffer = 0;                 // Buffer: index into Manifest::buffers
+  DType type = DType::u32;           // Scalar
+  long double value = 0;             // Scalar, resolved (count_of/shape_of applied)
+  std::array<std::byte, 8> bytes{};  // Scalar, encoded in `type`
+  std::optional<uint32_t> offset;    // explicit kernarg offset
+  std::string name;                  // optional, informative
+  std::string pointer;               // "/args/N"
+  uint32_t size() const { return kind == Kind::Buffer ? 8u : static_cast<uint32_t>(dtype_size(type)); }
+  uint32_t align() const { return size(); }
+};
+
+// What a launch promises to touch, checked against buffer sizes.
+struct Coverage {
+  size_t buffer = 0;
+  bool per_workgroup = false;  // one element per workgroup instead of per work-item
+  std::string pointer;
+};
+
+struct LaunchSpec {
+  std::array<uint32_t, 3> workgroup_size{1, 1, 1};
+  std::array<uint32_t, 3> workgroup_count{1, 1, 1};
+  std::array<uint64_t, 3> requested{1, 1, 1};  // work-items asked for (global_size, or count*size)
+  bool from_global_size = false;
+  uint32_t dims = 1;
+  uint32_t dynamic_shared_bytes = 0;
+  std::vector<Coverage> covers;
+  uint64_t total_workitems() const;
+  uint64_t total_workgroups() const;
+};
+
+struct VerifySpec {
+  enum class Kind { Npy, Raw, Values, ReferenceBackend, Reference };
+  size_t buffer = 0;
+  Kind kind = Kind::Npy;
+  std::filesystem::path file;   // Npy, Raw
+  nlohmann::json values;        // Values: inline array
+  std::string backend;          // ReferenceBackend
+  std::string reference;        // Reference: builtin op name
+  double rtol = 1e-5;
+  double atol = 1e-8;
+  bool equal_nan = false;
+  std::string pointer;  // "/verify/N"
+  std::string method() const;   // "npy", "raw", "values", "reference_backend:host", "reference:saxpy"
+};
+
+struct SaveSpec {
+  size_t buffer = 0;
+  std::filesystem::path file;  // relative paths resolve against the working directory
+  std::string pointer;
+};
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::filesystem::path path;      // the manifest file ("" when parsed from a string)
+  std::filesystem::path base_dir;  // relative paths resolve here
+  std::string name;
+  std::string description;
+  // Backend → path as written; key "*" when code_object is a plain string.
+  std::map<std::string, std::string> code_object;
+  std::string kernel;
+  std::vector<BufferSpec> buffers;
+  std::vector<ArgSpec> args;
+  LaunchSpec launch;
+  uint32_t warmup = 3;
+  uint32_t iterations = 20;
+  std::vector<VerifySpec> verify;
+  std::string verify_skip_reason;  // "verify": {"skip": "..."}
+  std::vector<SaveSpec> save;
+  std::optional<uint64_t> bytes_per_iteration;
+
+  const BufferSpec* find_buffer(const std::string& name) const;
+  // Bytes moved per launch: bytes_per_iteration, else the sum over buffers
+  // with "access" (read_write counts twice); nullopt when nothing declares it.
+  std::optional<uint64_t> traffic_bytes() const;
+};
+
+// Parses a manifest document. base_dir anchors relative file paths.
+Manifest parse_manifest(const nlohmann::json& doc, const std::filesystem::path& base_dir);
+// Reads and parses a manifest file; malformed JSON names the line and column.
+Manifest load_manifest(const std::filesystem::path& path);
+
+// Picks the code object path for a backend and resolves it:
+// "@kernels/" → kernel_dir, "{arch}" → arch, other relative paths against
+// the manifest's folder. Throws ManifestError naming /code_object.
+std::filesystem::path resolve_code_object(const Manifest& m, const std::string& backend,
+                                          const std::string& arch,
+                                          const std::filesystem::path& kernel_dir);
+
+// Escapes one JSON-pointer token ("a/b" → "a~1b").
+std::string pointer_token(const std::string& key);
+
+}  // namespace lrrt::tool

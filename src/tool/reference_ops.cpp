@@ -1,0 +1,188 @@
+#include "tool/reference_ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+
+namespace lrrt::tool {
+namespace {
+
+// Checks a manifest's arguments against an op's signature and gives typed
+// access to them.
+class Signature {
+ public:
+  Signature(const std::string& op, const ReferenceInputs& in, const std::string& ptr, std::string sig)
+      : op_(op), in_(in), ptr_(ptr), sig_(std::move(sig)) {}
+
+  const ArgSpec& arg(size_t i, ArgSpec::Kind kind) const {
+    const auto& args = in_.manifest->args;
+    if (i >= args.size() || args[i].kind != kind) fail();
+    return args[i];
+  }
+  const BufferSpec& buffer_arg(size_t i, DType type) const {
+    const BufferSpec& b = in_.manifest->buffers[arg(i, ArgSpec::Kind::Buffer).buffer];
+    if (b.type != type) fail();
+    return b;
+  }
+  const std::byte* initial(size_t i) const {
+    return (*in_.initial)[arg(i, ArgSpec::Kind::Buffer).buffer].data();
+  }
+  size_t buffer_index(size_t i) const { return arg(i, ArgSpec::Kind::Buffer).buffer; }
+  long double scalar(size_t i) const { return arg(i, ArgSpec::Kind::Scalar).value; }
+  void expect_count(size_t n) const {
+    if (in_.manifest->args.size() != n) fail();
+  }
+  [[noreturn]] void fail() const {
+    throw ManifestError(ptr_ + "/expected/reference",
+                        fmt::format("the manifest's arguments do not match reference \"{}\", which expects {}", op_, sig_));
+  }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ManifestError(ptr_ + "/expected/reference", fmt::format("reference \"{}\": {}", op_, why));
+  }
+  void require_output(size_t target, size_t i) const {
+    if (buffer_index(i) != target)
+      fail(fmt::format("can only check buffer \"{}\" (argument {})", in_.manifest->buffers[buffer_index(i)].name, i));
+  }
+  // Starts from the buffer's initial contents: elements the kernel does not
+  // write keep them.
+  std::vector<std::byte> start(size_t target) const { return (*in_.initial)[target]; }
+
+ private:
+  std::string op_;
+  const ReferenceInputs& in_;
+  std::string ptr_;
+  std::string sig_;
+};
+
+float f32_at(const std::byte* p, uint64_t i) {
+  float v;
+  std::memcpy(&v, p + i * 4, 4);
+  return v;
+}
+void set_f32(std::byte* p, uint64_t i, double v) {
+  float f = static_cast<float>(v);
+  std::memcpy(p + i * 4, &f, 4);
+}
+
+using Op = std::function<std::vector<std::byte>(const ReferenceInputs&, size_t, const Signature&)>;
+
+struct OpEntry {
+  const char* signature;
+  Op fn;
+};
+
+const std::map<std::string, OpEntry>& ops() {
+  static const std::map<std::string, OpEntry> table = {
+      {"saxpy",
+       {"(f32 a, f32 buffer x, f32 buffer y, u32 n): y[i] = a*x[i] + y[i] for i < n",
+        [](const ReferenceInputs&, size_t target, const Signature& s) {
+          s.expect_count(4);
+          const double a = static_cast<double>(s.scalar(0));
+          const auto& x = s.buffer_arg(1, DType::f32);
+          const auto& y = s.buffer_arg(2, DType::f32);
+          s.require_output(target, 2);
+          const uint64_t n = static_cast<uint64_t>(s.scalar(3));
+          if (n > x.count || n > y.count) s.fail("n is larger than x or y");
+          auto out = s.start(target);
+          for (uint64_t i = 0; i < n; ++i) set_f32(out.data(), i, a * f32_at(s.initial(1), i) + f32_at(s.initial(2), i));
+          return out;
+        }}},
+      {"vector_add_f32",
+       {"(f32 buffer a, f32 buffer b, f32 buffer c, u32 n): c[i] = a[i] + b[i] for i < n",
+        [](const ReferenceInputs&, size_t target, const Signature& s) {
+          s.expect_count(4);
+          const auto& a = s.buffer_arg(0, DType::f32);
+          const auto& b = s.buffer_arg(1, DType::f32);
+          const auto& c = s.buffer_arg(2, DType::f32);
+          s.require_output(target, 2);
+          const uint64_t n = static_cast<uint64_t>(s.scalar(3));
+          if (n > a.count || n > b.count || n > c.count) s.fail("n is larger than a, b or c");
+          auto out = s.start(target);
+          for (uint64_t i = 0; i < n; ++i)
+            set_f32(out.data(), i, double(f32_at(s.initial(0), i)) + double(f32_at(s.initial(1), i)));
+          return out;
+        }}},
+      {"vector_add_i32",
+       {"(i32 buffer a, i32 buffer b, i32 buffer c, u32 n): c[i] = a[i] + b[i] (wrapping) for i < n",
+        [](const ReferenceInputs&, size_t target, const Signature& s) {
+          s.expect_count(4);
+          const auto& a = s.buffer_arg(0, DType::i32);
+          const auto& b = s.buffer_arg(1, DType::i32);
+          const auto& c = s.buffer_arg(2, DType::i32);
+          s.require_output(target, 2);
+          const uint64_t n = static_cast<uint64_t>(s.scalar(3));
+          if (n > a.count || n > b.count || n > c.count) s.fail("n is larger than a, b or c");
+          auto out = s.start(target);
+          for (uint64_t i = 0; i < n; ++i) {
+            uint32_t x, y;
+            std::memcpy(&x, s.initial(0) + i * 4, 4);
+            std::memcpy(&y, s.initial(1) + i * 4, 4);
+            uint32_t z = x + y;
+            std::memcpy(out.data() + i * 4, &z, 4);
+          }
+          return out;
+        }}},
+      {"transpose_f32",
+       {"(f32 buffer in, f32 buffer out, u32 rows, u32 cols): out[c*rows + r] = in[r*cols + c]",
+        [](const ReferenceInputs&, size_t target, const Signature& s) {
+          s.expect_count(4);
+          const auto& in = s.buffer_arg(0, DType::f32);
+          const auto& o = s.buffer_arg(1, DType::f32);
+          s.require_output(target, 1);
+          const uint64_t rows = static_cast<uint64_t>(s.scalar(2)), cols = static_cast<uint64_t>(s.scalar(3));
+          if (rows * cols > in.count || rows * cols > o.count) s.fail("rows*cols is larger than in or out");
+          auto out = s.start(target);
+          for (uint64_t r = 0; r < rows; ++r)
+            for (uint64_t c = 0; c < cols; ++c) set_f32(out.data(), c * rows + r, f32_at(s.initial(0), r * cols + c));
+          return out;
+        }}},
+      {"reduce_sum_f32",
+       {"(f32 buffer in, f32 buffer partial, u32 n): partial[g] = sum of in[g*B, g*B+B) below n, for each of the "
+        "launch's workgroups g, B = workgroup_size x (summed in double)",
+        [](const ReferenceInputs& in, size_t target, const Signature& s) {
+          s.expect_count(3);
+          const auto& src = s.buffer_arg(0, DType::f32);
+          const auto& partial = s.buffer_arg(1, DType::f32);
+          s.require_output(target, 1);
+          const uint64_t n = static_cast<uint64_t>(s.scalar(2));
+          if (n > src.count) s.fail("n is larger than in");
+          const uint64_t groups = in.grid.x, B = in.block.x;
+          if (groups > partial.count)
+            s.fail(fmt::format("buffer \"{}\" has {} elements but the launch has {} workgroups", partial.name,
+                               partial.count, groups));
+          auto out = s.start(target);
+          for (uint64_t g = 0; g < groups; ++g) {
+            double sum = 0;
+            for (uint64_t i = g * B; i < std::min(n, g * B + B); ++i) sum += f32_at(s.initial(0), i);
+            set_f32(out.data(), g, sum);
+          }
+          return out;
+        }}},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool has_reference_op(const std::string& name) { return ops().count(name) != 0; }
+
+std::string reference_op_list() {
+  std::string out;
+  for (const auto& [name, _] : ops()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+std::vector<std::byte> compute_reference(const std::string& op, const ReferenceInputs& in, size_t buffer,
+                                         const std::string& verify_pointer) {
+  auto it = ops().find(op);
+  if (it == ops().end())
+    throw ManifestError(verify_pointer + "/expected/reference",
+                        fmt::format("no built-in reference \"{}\" (available: {})", op, reference_op_list()));
+  Signature sig(op, in, verify_pointer, it->second.signature);
+  return it->second.fn(in, buffer, sig);
+}
+
+}  // namespace lrrt::tool

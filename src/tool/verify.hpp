@@ -1,0 +1,42 @@
+// Comparison with numpy.allclose semantics:
+//   |got - expected| <= atol + rtol * |expected|
+// NaN equals NaN only with equal_nan; infinities equal only the same
+// infinity. Values are compared as long double, exact for 64-bit integers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tool/dtype.hpp"
+
+namespace lrrt::tool {
+
+bool isclose(long double got, long double expected, double rtol, double atol, bool equal_nan);
+
+struct Mismatch {
+  uint64_t index = 0;
+  long double got = 0, expected = 0;
+};
+
+struct CompareResult {
+  uint64_t compared = 0;
+  uint64_t mismatches = 0;
+  long double max_abs_error = 0;  // over elements where both values are finite
+  long double max_rel_error = 0;  // same, where expected != 0
+  std::vector<Mismatch> first;    // the first few mismatches, in index order
+  bool passed() const { return mismatches == 0; }
+};
+
+CompareResult compare_allclose(DType got_type, const std::byte* got, DType expected_type, const std::byte* expected,
+                               uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported = 10);
+
+// A JSON value for a number that may be NaN or infinite ("nan", "inf", "-inf").
+nlohmann::json number_json(long double v);
+
+// {"compared", "mismatches", "max_abs_error", "max_rel_error", "first_mismatches": [{"index", ["coords"], "got", "expected"}]}
+nlohmann::json compare_result_json(const CompareResult& r, const std::vector<uint64_t>& shape);
+
+}  // namespace lrrt::tool
