@@ -1,0 +1,216 @@
+// One CUDA device: its primary context, properties, memory and blocking
+// copies.
+#include <algorithm>
+#include <fstream>
+
+#include "cuda_internal.hpp"
+
+namespace lrrt::rt::cuda {
+namespace {
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (in) std::getline(in, line);
+  return line;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (1ull << 30)) return fmt::format("{:.1f} GiB", double(bytes) / double(1ull << 30));
+  if (bytes >= (1ull << 20)) return fmt::format("{:.1f} MiB", double(bytes) / double(1ull << 20));
+  return fmt::format("{} KiB", bytes / 1024);
+}
+
+}  // namespace
+
+CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), device_(device) {
+  const CudaSymbols& s = cu();
+  LRRT_CU(s.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+  LRRT_CU(s.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+
+  auto attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    return s.cuDeviceGetAttribute(&v, a, device_) == CUDA_SUCCESS ? v : 0;
+  };
+  char name[256] = {};
+  LRRT_CU(s.cuDeviceGetName(name, sizeof(name), device_), "cuDeviceGetName");
+  int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  sm_ = static_cast<uint32_t>(major * 10 + minor);
+  size_t total = 0;
+  LRRT_CU(s.cuDeviceTotalMem(&total, device_), "cuDeviceTotalMem");
+
+  DeviceProperties& p = properties_;
+  p.backend = "cuda";
+  p.name = name;
+  p.arch = fmt::format("sm_{}", sm_);
+  p.isas = {p.arch, fmt::format("compute_{}", sm_)};
+  p.compute_units = static_cast<uint32_t>(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  p.wave_size = static_cast<uint32_t>(attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE));
+  p.max_workgroup_size = static_cast<uint32_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  p.max_workgroup_dims = {static_cast<uint32_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)),
+                          static_cast<uint32_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)),
+                          static_cast<uint32_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z))};
+  int shared_default = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  int shared_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  // What a launch can get: lrrt raises a kernel's limit past the default.
+  p.max_shared_memory_per_workgroup = static_cast<uint64_t>(std::max(shared_default, shared_optin));
+  p.memory_bytes = total;
+  description_ = fmt::format("device {} ({}, {})", ordinal_, p.name, p.arch);
+
+  auto& x = p.extra;
+  int v = s.driver_version;
+  x.emplace_back("driver API version", fmt::format("{}.{}", v / 1000, (v % 1000) / 10));
+  if (std::string kmd = read_line("/sys/module/nvidia/version"); !kmd.empty())
+    x.emplace_back("kernel driver", kmd);
+  x.emplace_back("library", s.library_name);
+  x.emplace_back("compute capability", fmt::format("{}.{}", major, minor));
+  x.emplace_back("SM count", std::to_string(p.compute_units));
+  if (int clock = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE))
+    x.emplace_back("SM clock (max)", fmt::format("{} MHz", clock / 1000));
+  if (int mclock = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE))
+    x.emplace_back("memory clock", fmt::format("{} MHz", mclock / 1000));
+  if (int bus = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))
+    x.emplace_back("memory bus", fmt::format("{} bit", bus));
+  x.emplace_back("memory", bytes_text(total));
+  if (int l2 = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)) x.emplace_back("L2 cache", bytes_text(l2));
+  x.emplace_back("shared memory per block",
+                 fmt::format("{} KiB default, {} KiB opt-in", shared_default / 1024, shared_optin / 1024));
+  x.emplace_back("shared memory per SM",
+                 fmt::format("{} KiB", attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) / 1024));
+  x.emplace_back("registers per block", std::to_string(attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)));
+  x.emplace_back("max threads per SM",
+                 std::to_string(attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)));
+  x.emplace_back("max grid", fmt::format("{} x {} x {}", attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X),
+                                         attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+                                         attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)));
+  x.emplace_back("ECC", attr(CU_DEVICE_ATTRIBUTE_ECC_ENABLED) ? "on" : "off");
+  char bus_id[64] = {};
+  if (s.cuDeviceGetPCIBusId(bus_id, sizeof(bus_id), device_) == CUDA_SUCCESS) {
+    x.emplace_back("PCI bus id", bus_id);
+    std::string dir = "/sys/bus/pci/devices/" + lower(bus_id);
+    std::string speed = read_line(dir + "/current_link_speed");
+    std::string width = read_line(dir + "/current_link_width");
+    if (!speed.empty() && !width.empty()) {
+      std::string link = fmt::format("{} x{}", speed, width);
+      std::string max_speed = read_line(dir + "/max_link_speed");
+      std::string max_width = read_line(dir + "/max_link_width");
+      if (!max_speed.empty() && !max_width.empty())
+        link += fmt::format(" (max {} x{})", max_speed, max_width);
+      x.emplace_back("PCIe link", link);
+    } else {
+      x.emplace_back("PCIe link", "unknown (not in sysfs)");
+    }
+  }
+
+  LRRT_CU(s.cuStreamCreate(&copy_stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+CudaDevice::~CudaDevice() {
+  release_utility_queue();
+  const CudaSymbols& s = cu();
+  make_current();
+  if (copy_stream_) s.cuStreamDestroy(copy_stream_);
+  if (context_) s.cuDevicePrimaryCtxRelease(device_);
+}
+
+std::string CudaDevice::last_kernel_name() const {
+  const std::string* name = last_kernel_.load(std::memory_order_relaxed);
+  return name ? "'" + *name + "'" : std::string();
+}
+
+void CudaDevice::fail(CUresult result, std::string_view what, const std::string& kernels,
+                      const char* file, int line) {
+  if (!cu_is_sticky_fault(result)) throw_cu(result, what, file, line);
+  std::lock_guard lock(fault_mutex_);
+  const std::string at = fmt::format(" [at {}:{}]", file_basename(file), line);
+  if (first_fault_.empty()) {
+    std::string who = kernels.empty() ? last_kernel_name() : kernels;
+    if (who.empty()) who = "(no kernel was launched through lrrt)";
+    first_fault_ = fmt::format("kernel {} faulted on {}: {}", who, description_, cu_error_text(result));
+    lr_status_t status = cu_status(result);
+    if (status == LR_ERROR_RUNTIME) status = LR_ERROR_KERNEL_FAULT;
+    throw Error(status, first_fault_ +
+                            "; the CUDA context is unusable now, so every later call on this "
+                            "device fails (restart the process)" + at);
+  }
+  throw Error(LR_ERROR_DEVICE_LOST,
+              fmt::format("{} failed: {} is unusable since an earlier fault ({}){}", what,
+                          description_, first_fault_, at));
+}
+
+void* CudaDevice::allocate(size_t size) {
+  make_current();
+  CUdeviceptr ptr = 0;
+  CUresult r = cu().cuMemAlloc(&ptr, std::max<size_t>(size, 1));
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t free_bytes = 0, total = 0;
+    cu().cuMemGetInfo(&free_bytes, &total);
+    LRRT_THROW_AT(LR_ERROR_OUT_OF_MEMORY,
+                  "cuMemAlloc of {} bytes failed on {}: out of memory ({} free of {})", size,
+                  description_, bytes_text(free_bytes), bytes_text(total));
+  }
+  if (r != CUDA_SUCCESS) fail(r, fmt::format("cuMemAlloc of {} bytes", size), "", __FILE__, __LINE__);
+  return reinterpret_cast<void*>(ptr);
+}
+
+void CudaDevice::free(void* ptr) {
+  if (!ptr) return;
+  make_current();
+  LRRT_CU_DEVICE(*this, cu().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "");
+}
+
+void* CudaDevice::allocate_host(size_t size) {
+  make_current();
+  void* ptr = nullptr;
+  CUresult r = cu().cuMemHostAlloc(&ptr, std::max<size_t>(size, 1), CU_MEMHOSTALLOC_PORTABLE);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    LRRT_THROW_AT(LR_ERROR_OUT_OF_MEMORY, "cuMemHostAlloc of {} pinned bytes failed: out of memory",
+                  size);
+  if (r != CUDA_SUCCESS)
+    fail(r, fmt::format("cuMemHostAlloc of {} bytes", size), "", __FILE__, __LINE__);
+  return ptr;
+}
+
+void CudaDevice::free_host(void* ptr) {
+  if (!ptr) return;
+  make_current();
+  LRRT_CU_DEVICE(*this, cu().cuMemFreeHost(ptr), "cuMemFreeHost", "");
+}
+
+std::unique_ptr<Queue> CudaDevice::create_queue() { return std::make_unique<CudaQueue>(*this); }
+
+std::unique_ptr<Event> CudaDevice::create_event() { return std::make_unique<CudaEvent>(*this); }
+
+void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kind) {
+  if (size == 0) return;
+  make_current();
+  const CudaSymbols& s = cu();
+  auto d = [](const void* p) { return reinterpret_cast<CUdeviceptr>(p); };
+  switch (kind) {
+    case CopyKind::HostToDevice:
+      LRRT_CU_DEVICE(*this, s.cuMemcpyHtoD(d(dst), src, size), "cuMemcpyHtoD", "");
+      return;
+    case CopyKind::DeviceToHost:
+      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoH(dst, d(src), size), "cuMemcpyDtoH", "");
+      return;
+    case CopyKind::DeviceToDevice: {
+      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_),
+                     "cuMemcpyDtoDAsync", "");
+      CUresult r = wait([&] { return s.cuStreamQuery(copy_stream_); },
+                        [&] { return s.cuStreamSynchronize(copy_stream_); });
+      if (r == CUDA_ERROR_NOT_READY)
+        LRRT_THROW_AT(LR_ERROR_TIMEOUT, "a device-to-device copy of {} bytes on {} did not finish within {} ms",
+                      size, description_, wait_timeout().count());
+      LRRT_CU_DEVICE(*this, r, "cuStreamSynchronize", "");
+      return;
+    }
+  }
+}
+
+}  // namespace lrrt::rt::cuda

@@ -1,0 +1,127 @@
+// Reads NVIDIA code objects from their bytes alone (no driver, no cuda.h):
+// cubins (ELF, e_machine EM_CUDA), fatbin containers and PTX text. Used by
+// the cuda backend (arch checks before loading, kernel names, parameter
+// layout when the driver has no cuFuncGetParamInfo) and by `lrrt inspect`.
+//
+// This file is compiled into lrrt_runtime in every build, also where the
+// cuda backend itself is skipped (LRRT_HAVE_CUDA_INSPECT is defined then).
+//
+// Formats, as read from nvcc 13.0 output:
+//  - cubin: ELF64; EI_ABIVERSION >= 8 keeps the SM number in e_flags bits
+//    8..15 (0x06005a04 = sm_90), older ABIs in bits 0..7. Kernels are FUNC
+//    symbols with STO_CUDA_ENTRY (0x10) in st_other. Section
+//    `.nv.info.<kernel>` holds attributes (1-byte format, 1-byte attribute,
+//    then a 16-bit value, or a 16-bit size and that many bytes);
+//    EIATTR_KPARAM_INFO (0x17) gives each parameter's ordinal, offset and
+//    size (bits 18..31 of its last word); EIATTR_CBANK_PARAM_SIZE (0x19) the
+//    parameter bytes. `.nv.info` holds EIATTR_REGCOUNT (0x2f) and
+//    EIATTR_FRAME_SIZE (0x11) per function symbol.
+//  - fatbin: header {u32 magic 0xBA55ED50, u16 version, u16 header size,
+//    u64 payload bytes}, then entries {u16 kind (1 PTX, 2 ELF), u16 version,
+//    u32 header size, u64 payload size, u32 compressed size @16,
+//    u32 SM @28, u64 flags @40 (0x2000 lz4, 0x8000 zstd compressed),
+//    u64 uncompressed size @56}.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lrrt::rt::cuda {
+
+struct ImageParam {
+  uint32_t ordinal = 0;
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  uint32_t align = 0;        // PTX .align, or 0 when not recorded
+  bool pointer = false;      // PTX `.ptr` parameters (Triton writes them)
+  std::string type;          // PTX type (.u64, .b8[16]); empty for cubins
+  std::string name;          // PTX parameter name; empty for cubins
+};
+
+struct ImageKernel {
+  std::string name;
+  bool has_params = false;       // the image recorded the parameter layout
+  std::vector<ImageParam> params;  // by ordinal
+  uint32_t param_bytes = 0;      // EIATTR_CBANK_PARAM_SIZE or end of last param
+  int32_t registers = -1;        // cubin: EIATTR_REGCOUNT
+  int32_t frame_bytes = -1;      // cubin: EIATTR_FRAME_SIZE
+  int64_t static_shared_bytes = -1;  // cubin: size of .nv.shared.<kernel>
+};
+
+struct CubinInfo {
+  uint32_t sm = 0;               // 90 for sm_90
+  uint32_t elf_abi_version = 0;
+  uint32_t e_flags = 0;
+  std::vector<ImageKernel> kernels;
+};
+
+struct PtxInfo {
+  std::string version;           // "9.0"
+  uint32_t sm = 0;               // .target sm_90 -> 90
+  std::string target;            // the whole .target line's value
+  std::vector<ImageKernel> kernels;
+};
+
+struct FatbinEntry {
+  std::string kind;              // "cubin", "ptx" or "kind <n>"
+  uint32_t sm = 0;
+  uint64_t offset = 0;           // payload offset in the fatbin
+  uint64_t size = 0;             // stored payload bytes
+  uint64_t uncompressed_size = 0;
+  uint64_t flags = 0;
+  std::string compression;       // "", "lz4", "zstd"
+  std::optional<CubinInfo> cubin;  // parsed when the payload is a plain cubin
+  std::optional<PtxInfo> ptx;      // parsed when the payload is plain PTX
+};
+
+struct FatbinInfo {
+  uint32_t version = 0;
+  std::vector<FatbinEntry> entries;
+};
+
+// Each throws std::runtime_error with a sentence when the bytes are not what
+// the name says.
+CubinInfo parse_cubin(std::span<const std::byte> image);
+FatbinInfo parse_fatbin(std::span<const std::byte> image);
+PtxInfo parse_ptx(std::string_view text);
+
+// The SM number in a cubin's ELF header (90), or 0 when it is no cubin.
+uint32_t cubin_sm(std::span<const std::byte> image);
+
+// Whether code built for `image_sm` runs on a device of `device_sm`: a cubin
+// needs the same major version and a minor version no higher than the
+// device's; PTX needs a target no higher than the device.
+bool cubin_runs_on(uint32_t image_sm, uint32_t device_sm);
+bool ptx_runs_on(uint32_t ptx_sm, uint32_t device_sm);
+
+// "sm_90 cubin, compute_90 PTX": the targets an image holds, for messages.
+std::string describe_image_targets(std::span<const std::byte> image);
+
+// Empty when some code in the image can run on the device; otherwise the
+// sentence that explains why not, naming both targets:
+// "the cubin is built for sm_80 but device 0 (NVIDIA H200) is sm_90; ...".
+std::string check_image_for_device(std::span<const std::byte> image, uint32_t device_sm,
+                                   std::string_view device_description);
+
+// Kernel names in the image (cubin symbols, fatbin cubins/PTX, PTX .entry).
+std::vector<std::string> image_kernel_names(std::span<const std::byte> image);
+// The layout of one kernel's parameters if the image records it.
+std::optional<ImageKernel> image_kernel(std::span<const std::byte> image, std::string_view name);
+
+}  // namespace lrrt::rt::cuda
+
+namespace lrrt::rt {
+
+// `lrrt inspect` for cubins, fatbins and PTX: format, architectures, kernels
+// with their parameter layout where recorded. Throws std::runtime_error when
+// the bytes are none of these.
+nlohmann::json inspect_cuda_image(std::span<const std::byte> image);
+
+}  // namespace lrrt::rt

@@ -1,0 +1,217 @@
+// Queues are non-blocking CUDA streams; events are CUDA events with timing.
+// A launch is cuLaunchKernel with the caller's packed argument bytes as one
+// buffer (CU_LAUNCH_PARAM_BUFFER_POINTER), so a manifest's layout reaches the
+// kernel unchanged.
+#include <algorithm>
+
+#include "cuda_internal.hpp"
+
+namespace lrrt::rt::cuda {
+namespace {
+
+CudaEvent& as_cuda(Event& e) { return static_cast<CudaEvent&>(e); }
+const CudaEvent& as_cuda(const Event& e) { return static_cast<const CudaEvent&>(e); }
+
+std::string_view copy_name(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::HostToDevice: return "cuMemcpyHtoDAsync";
+    case CopyKind::DeviceToHost: return "cuMemcpyDtoHAsync";
+    case CopyKind::DeviceToDevice: return "cuMemcpyDtoDAsync";
+  }
+  return "cuMemcpyAsync";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- events
+
+CudaEvent::CudaEvent(CudaDevice& device) : device_(device) {
+  device_.make_current();
+  LRRT_CU(cu().cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
+}
+
+CudaEvent::~CudaEvent() {
+  device_.make_current();
+  if (event_) cu().cuEventDestroy(event_);
+  if (start_) cu().cuEventDestroy(start_);
+}
+
+CUevent CudaEvent::start_event() {
+  if (!start_) LRRT_CU(cu().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+  return start_;
+}
+
+void CudaEvent::synchronize() {
+  device_.make_current();
+  const CudaSymbols& s = cu();
+  CUresult r = device_.wait([&] { return s.cuEventQuery(event_); },
+                            [&] { return s.cuEventSynchronize(event_); });
+  if (r == CUDA_ERROR_NOT_READY)
+    LRRT_THROW_AT(LR_ERROR_TIMEOUT,
+                  "an event on {} did not complete within {} ms; the last kernel launched there was {}",
+                  device_.description(), wait_timeout().count(), device_.last_kernel_name());
+  LRRT_CU_DEVICE(device_, r, "cuEventSynchronize", "");
+}
+
+bool CudaEvent::query() {
+  device_.make_current();
+  CUresult r = cu().cuEventQuery(event_);
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  LRRT_CU_DEVICE(device_, r, "cuEventQuery", "");
+  return true;
+}
+
+uint64_t CudaEvent::elapsed_ns_since(const Event& start) const {
+  device_.make_current();
+  float ms = 0;
+  LRRT_CU_DEVICE(device_, cu().cuEventElapsedTime(&ms, as_cuda(start).event_, event_),
+                 "cuEventElapsedTime", "");
+  return static_cast<uint64_t>(std::max(0.0, double(ms) * 1e6 + 0.5));
+}
+
+uint64_t CudaEvent::duration_ns() const {
+  if (!timed_ || !start_)
+    throw std::logic_error("the event did not signal a launch or copy since it was last recorded");
+  device_.make_current();
+  float ms = 0;
+  LRRT_CU_DEVICE(device_, cu().cuEventElapsedTime(&ms, start_, event_), "cuEventElapsedTime", "");
+  return static_cast<uint64_t>(std::max(0.0, double(ms) * 1e6 + 0.5));
+}
+
+// ---------------------------------------------------------------- queues
+
+CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
+  device_.make_current();
+  LRRT_CU(cu().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+CudaQueue::~CudaQueue() {
+  if (!stream_) return;
+  device_.make_current();
+  // Destroying a stream with work in flight is allowed (the driver finishes
+  // it); the core has waited already. Errors here have nowhere to go.
+  cu().cuStreamDestroy(stream_);
+}
+
+void CudaQueue::wait_events(EventList wait_for) {
+  for (Event* e : wait_for) {
+    if (!e) continue;
+    LRRT_CU_DEVICE(device_, cu().cuStreamWaitEvent(stream_, as_cuda(*e).event(), 0),
+                   "cuStreamWaitEvent", recent_kernels());
+  }
+}
+
+std::string CudaQueue::recent_kernels() const {
+  uint64_t n = launches_since_sync_.load(std::memory_order_relaxed);
+  if (n == 0) return {};
+  const std::string* last = recent_[(n - 1) % kRecent].load(std::memory_order_relaxed);
+  if (!last) return {};
+  std::vector<std::string> others;
+  for (uint64_t i = n - 1; i-- > (n > kRecent ? n - kRecent : 0);) {
+    const std::string* name = recent_[i % kRecent].load(std::memory_order_relaxed);
+    if (name && *name != *last &&
+        std::find(others.begin(), others.end(), *name) == others.end())
+      others.push_back(*name);
+  }
+  std::string out = "'" + *last + "'";
+  if (!others.empty()) {
+    out += " (or an earlier kernel launched since the last synchronize: ";
+    for (size_t i = 0; i < others.size(); ++i) out += (i ? ", '" : "'") + others[i] + "'";
+    out += ")";
+  }
+  return out;
+}
+
+void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
+                       EventList wait_for, Event* signal) {
+  auto& k = static_cast<CudaKernel&>(kernel);
+  const KernelInfo& info = k.info();
+  size_t size = args.size();
+  if (uint32_t expected = k.param_bytes(); info.has_arg_layout) {
+    // Trailing padding up to 8-byte alignment is accepted and not passed.
+    size_t padded = (size_t(expected) + 7) / 8 * 8;
+    if (size < expected || size > std::max<size_t>(padded, expected))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "kernel '{}' takes {} bytes of arguments ({} parameters) but {} bytes were given",
+                 info.name, expected, info.args.size(), size);
+    size = expected;
+  }
+  device_.make_current();
+  if (config.dynamic_shared_bytes > 48 * 1024) k.ensure_dynamic_shared(config.dynamic_shared_bytes);
+  const CudaSymbols& s = cu();
+  wait_events(wait_for);
+  CudaEvent* sig = signal ? &as_cuda(*signal) : nullptr;
+  if (sig) {
+    sig->set_timed(true);
+    LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->start_event(), stream_), "cuEventRecord",
+                   recent_kernels());
+  }
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  CUresult r = s.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z,
+                                config.block.x, config.block.y, config.block.z,
+                                config.dynamic_shared_bytes, stream_, nullptr,
+                                size ? extra : nullptr);
+  if (r != CUDA_SUCCESS) {
+    if (cu_is_sticky_fault(r)) device_.fail(r, "cuLaunchKernel", recent_kernels(), __FILE__, __LINE__);
+    throw Error(cu_status(r) == LR_ERROR_RUNTIME ? LR_ERROR_INVALID_ARGUMENT : cu_status(r),
+                fmt::format("launching kernel '{}' (grid {}x{}x{}, block {}x{}x{}, {} bytes dynamic "
+                            "shared memory, {} argument bytes) on {} failed: {} [at {}:{}]",
+                            info.name, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                            config.block.y, config.block.z, config.dynamic_shared_bytes, size,
+                            device_.description(), cu_error_text(r), file_basename(__FILE__),
+                            __LINE__));
+  }
+  uint64_t n = launches_since_sync_.fetch_add(1, std::memory_order_relaxed);
+  recent_[n % kRecent].store(&info.name, std::memory_order_relaxed);
+  device_.note_launch(&info.name);
+  if (sig) LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->event(), stream_), "cuEventRecord", recent_kernels());
+}
+
+void CudaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
+                     Event* signal) {
+  device_.make_current();
+  const CudaSymbols& s = cu();
+  wait_events(wait_for);
+  CudaEvent* sig = signal ? &as_cuda(*signal) : nullptr;
+  if (sig) {
+    sig->set_timed(true);
+    LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->start_event(), stream_), "cuEventRecord",
+                   recent_kernels());
+  }
+  if (size != 0) {
+    auto d = [](const void* p) { return reinterpret_cast<CUdeviceptr>(p); };
+    CUresult r = CUDA_SUCCESS;
+    switch (kind) {
+      case CopyKind::HostToDevice: r = s.cuMemcpyHtoDAsync(d(dst), src, size, stream_); break;
+      case CopyKind::DeviceToHost: r = s.cuMemcpyDtoHAsync(dst, d(src), size, stream_); break;
+      case CopyKind::DeviceToDevice: r = s.cuMemcpyDtoDAsync(d(dst), d(src), size, stream_); break;
+    }
+    if (r != CUDA_SUCCESS)
+      device_.fail(r, fmt::format("{} of {} bytes", copy_name(kind), size), recent_kernels(),
+                   __FILE__, __LINE__);
+  }
+  if (sig) LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->event(), stream_), "cuEventRecord", recent_kernels());
+}
+
+void CudaQueue::record(Event& event) {
+  device_.make_current();
+  CudaEvent& e = as_cuda(event);
+  e.set_timed(false);
+  LRRT_CU_DEVICE(device_, cu().cuEventRecord(e.event(), stream_), "cuEventRecord", recent_kernels());
+}
+
+void CudaQueue::synchronize() {
+  device_.make_current();
+  const CudaSymbols& s = cu();
+  CUresult r = device_.wait([&] { return s.cuStreamQuery(stream_); },
+                            [&] { return s.cuStreamSynchronize(stream_); });
+  if (r == CUDA_ERROR_NOT_READY)
+    LRRT_THROW_AT(LR_ERROR_TIMEOUT,
+                  "a queue on {} did not finish within {} ms (LRRT_WAIT_TIMEOUT_MS); it runs kernel {}",
+                  device_.description(), wait_timeout().count(), recent_kernels());
+  if (r != CUDA_SUCCESS) device_.fail(r, "cuStreamSynchronize", recent_kernels(), __FILE__, __LINE__);
+  launches_since_sync_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace lrrt::rt::cuda

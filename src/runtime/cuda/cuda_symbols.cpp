@@ -1,0 +1,161 @@
+#include "cuda_symbols.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+namespace lrrt::rt::cuda {
+namespace {
+
+CudaSymbols g_symbols;
+
+#define LRRT_CUDA_STR_(x) #x
+// The name after cuda.h's macros: cuMemAlloc -> "cuMemAlloc_v2".
+#define LRRT_CUDA_EXPANDED_NAME(x) LRRT_CUDA_STR_(x)
+
+using GetProcAddressFn = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                      CUdriverProcAddressQueryResult*);
+
+std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+std::string do_load() {
+  CudaSymbols& s = g_symbols;
+  const char* override_name = std::getenv("LRRT_CUDA_LIBRARY");
+  s.library_name = override_name && *override_name ? override_name : "libcuda.so.1";
+  s.library = dlopen(s.library_name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!s.library) {
+    const char* why = dlerror();
+    return fmt::format(
+        "the CUDA driver library {} could not be loaded ({}): no NVIDIA driver is installed "
+        "here, or set LRRT_CUDA_LIBRARY to its path",
+        s.library_name, why ? why : "unknown reason");
+  }
+  auto raw = [&](const char* name) { return dlsym(s.library, name); };
+  s.cuInit = reinterpret_cast<decltype(s.cuInit)>(raw("cuInit"));
+  s.cuGetErrorName = reinterpret_cast<decltype(s.cuGetErrorName)>(raw("cuGetErrorName"));
+  s.cuGetErrorString = reinterpret_cast<decltype(s.cuGetErrorString)>(raw("cuGetErrorString"));
+  s.cuDriverGetVersion =
+      reinterpret_cast<decltype(s.cuDriverGetVersion)>(raw("cuDriverGetVersion"));
+  if (!s.cuInit || !s.cuGetErrorName || !s.cuGetErrorString || !s.cuDriverGetVersion)
+    return fmt::format("{} is not a CUDA driver library: it has no cuInit", s.library_name);
+
+  CUresult r = s.cuInit(0);
+  if (r != CUDA_SUCCESS)
+    return fmt::format("cuInit failed in {}: {}{}", s.library_name, cu_error_text(r),
+                       r == CUDA_ERROR_NO_DEVICE ? "; no NVIDIA GPU is visible to this process" : "");
+  s.cuDriverGetVersion(&s.driver_version);
+  // Ask for the entry points of the API version the headers describe, or of
+  // the driver when it is older.
+  int api_version = std::min(s.driver_version, CUDA_VERSION);
+
+  auto get_proc = reinterpret_cast<GetProcAddressFn>(raw("cuGetProcAddress_v2"));
+  auto resolve = [&](const char* base, const char* expanded) -> void* {
+    if (get_proc) {
+      void* fn = nullptr;
+      CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+      if (get_proc(base, &fn, api_version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) ==
+              CUDA_SUCCESS &&
+          fn)
+        return fn;
+    }
+    return raw(expanded);
+  };
+
+  std::string missing;
+#define LRRT_CUDA_RESOLVE_REQUIRED(name)                                                      \
+  s.name = reinterpret_cast<decltype(s.name)>(resolve(#name, LRRT_CUDA_EXPANDED_NAME(name))); \
+  if (!s.name) missing += (missing.empty() ? "" : ", ") + std::string(#name);
+#define LRRT_CUDA_RESOLVE_OPTIONAL(name) \
+  s.name = reinterpret_cast<decltype(s.name)>(resolve(#name, LRRT_CUDA_EXPANDED_NAME(name)));
+  LRRT_CUDA_REQUIRED_SYMBOLS(LRRT_CUDA_RESOLVE_REQUIRED)
+  LRRT_CUDA_OPTIONAL_SYMBOLS(LRRT_CUDA_RESOLVE_OPTIONAL)
+#undef LRRT_CUDA_RESOLVE_REQUIRED
+#undef LRRT_CUDA_RESOLVE_OPTIONAL
+  if (!missing.empty())
+    return fmt::format("the CUDA driver in {} (CUDA {}) lacks {}; lrrt needs a newer driver",
+                       s.library_name, version_text(s.driver_version), missing);
+  return {};
+}
+
+}  // namespace
+
+std::string load_cuda() {
+  static std::once_flag once;
+  static std::string result;
+  std::call_once(once, [] { result = do_load(); });
+  return result;
+}
+
+const CudaSymbols& cu() { return g_symbols; }
+
+std::string cu_error_text(CUresult result) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (g_symbols.cuGetErrorName) g_symbols.cuGetErrorName(result, &name);
+  if (g_symbols.cuGetErrorString) g_symbols.cuGetErrorString(result, &text);
+  if (!name) return fmt::format("CUDA error {}", static_cast<int>(result));
+  return text ? fmt::format("{} ({})", name, text) : std::string(name);
+}
+
+bool cu_is_sticky_fault(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+lr_status_t cu_status(CUresult r) {
+  switch (r) {
+    case CUDA_SUCCESS: return LR_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: return LR_ERROR_OUT_OF_MEMORY;
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_HANDLE:
+    case CUDA_ERROR_INVALID_DEVICE: return LR_ERROR_INVALID_ARGUMENT;
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED: return LR_ERROR_NOT_INITIALIZED;
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE: return LR_ERROR_UNAVAILABLE;
+    case CUDA_ERROR_NOT_SUPPORTED: return LR_ERROR_NOT_SUPPORTED;
+    case CUDA_ERROR_NOT_FOUND: return LR_ERROR_NOT_FOUND;
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case CUDA_ERROR_INVALID_SOURCE: return LR_ERROR_INVALID_IMAGE;
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return LR_ERROR_TIMEOUT;
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT: return LR_ERROR_KERNEL_FAULT;
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED: return LR_ERROR_DEVICE_LOST;
+    default: return LR_ERROR_RUNTIME;
+  }
+}
+
+void throw_cu(CUresult result, std::string_view what, const char* file, int line) {
+  throw Error(cu_status(result), fmt::format("{} failed: {} [at {}:{}]", what, cu_error_text(result),
+                                             file_basename(file), line));
+}
+
+}  // namespace lrrt::rt::cuda
