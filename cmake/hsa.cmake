@@ -88,7 +88,7 @@ if(LRRT_CLANG19)
         set(out ${LRRT_KERNEL_OUTPUT_DIR}/${src}.gfx1100.v${v}.hsaco)
         add_custom_command(OUTPUT ${out}
           COMMAND ${LRRT_CLANG19} ${common} --offload-arch=gfx1100 -mcode-object-version=${v}
-                  -Wno-unknown-warning-option --no-gpu-bundle-output ${in} -o ${out}
+                  -w --no-gpu-bundle-output ${in} -o ${out}
           DEPENDS ${deps} COMMENT "hsaco ${src}.gfx1100 code object v${v}" VERBATIM)
         list(APPEND outputs ${out})
       endforeach()

@@ -1,0 +1,55 @@
+/*
+ * Test hooks exported by libhsa-standin.so next to the HSA functions. Tests
+ * find them with dlsym on the same library lrrt loaded (RTLD_NOLOAD).
+ */
+#ifndef LRRT_HSA_STANDIN_HOOKS_H_
+#define LRRT_HSA_STANDIN_HOOKS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LRRT_STANDIN_MAX_KERNARG 1024
+
+/* One executed (or faulted) kernel dispatch, as the packet processor saw it. */
+typedef struct lrrt_hsa_standin_dispatch_t {
+  char kernel[128];
+  uint16_t header;
+  uint16_t setup;
+  uint16_t workgroup_size[3];
+  uint32_t grid_size[3];         /* work-items, as in the AQL packet */
+  uint32_t group_segment_size;
+  uint32_t private_segment_size;
+  uint32_t kernarg_size;         /* bytes copied into kernarg[] */
+  uint32_t explicit_size;        /* bytes handed to the host kernel */
+  uint8_t kernarg[LRRT_STANDIN_MAX_KERNARG];
+  uint32_t used_hidden_args;     /* 1 when group sizes/counts came from hidden args */
+  uint32_t hidden_mismatch;      /* 1 when hidden args disagreed with the packet */
+} lrrt_hsa_standin_dispatch_t;
+
+/* Fault injection, comma-separated (also read from $LRRT_HSA_STANDIN_FAULT at
+ * hsa_init):
+ *   queue_error:<kernel>  the queue fails (memory aperture violation) instead
+ *                         of running <kernel>
+ *   lost_signal:<kernel>  <kernel> runs but its completion signal is never
+ *                         decremented
+ *   alloc_fail:<bytes>    device-pool allocations of at least <bytes> fail
+ *   init_fail             hsa_init returns HSA_STATUS_ERROR_OUT_OF_RESOURCES
+ *   no_gpu                no GPU agent is reported
+ *   "" clears all faults. */
+typedef void (*lrrt_hsa_standin_set_fault_fn)(const char *spec);
+typedef size_t (*lrrt_hsa_standin_dispatch_count_fn)(void);
+typedef int (*lrrt_hsa_standin_get_dispatch_fn)(size_t index,
+                                                lrrt_hsa_standin_dispatch_t *out);
+typedef void (*lrrt_hsa_standin_reset_fn)(void);
+/* Counters: packets processed by type, copies, live allocations. */
+typedef uint64_t (*lrrt_hsa_standin_counter_fn)(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
