@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -42,8 +43,14 @@ std::vector<std::byte> read_file(const std::string& path) {
   return out;
 }
 
+// Build folders, overridable when the build was carried to another machine.
+std::string dir_from(const char* env, const char* built) {
+  const char* v = std::getenv(env);
+  return v && *v ? v : built;
+}
+
 std::vector<std::byte> kernel_file(const std::string& name) {
-  return read_file(std::string(LRRT_TEST_KERNEL_DIR) + "/" + name);
+  return read_file(dir_from("LRRT_TEST_KERNEL_DIR", LRRT_TEST_KERNEL_DIR) + "/" + name);
 }
 
 lr_module_t* load(const std::vector<std::byte>& image) {
@@ -411,7 +418,7 @@ namespace {
 // The faulting kernel: KERNEL_FAULT naming it at the next sync; later calls
 // fail too instead of hanging; shutdown returns.
 int run_fault_check() {
-  auto image = read_file(std::string(LRRT_TEST_FAULT_DIR) + "/fault_kernel.sm_90.cubin");
+  auto image = read_file(dir_from("LRRT_TEST_FAULT_DIR", LRRT_TEST_FAULT_DIR) + "/fault_kernel.sm_90.cubin");
   lr_module_t* m = nullptr;
   if (lr_module_load(g_dev, image.data(), image.size(), &m) != LR_SUCCESS) {
     std::printf("FAIL: load: %s\n", lr_last_error_message());
