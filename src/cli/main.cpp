@@ -1,3 +1,76 @@
-// Placeholder until the subcommands land.
+// lrrt: run GPU kernels from manifests on host, hsa (AMD) and cuda (NVIDIA)
+// backends. One file per subcommand; each registers itself here.
+#include <CLI/CLI.hpp>
 #include <cstdio>
-int main() { std::puts("lrrt"); return 0; }
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "lrrt/lrrt.hpp"
+#include "tool/errors.hpp"
+#include "tool/version.hpp"
+
+namespace {
+
+const char* kFooter = R"(Examples:
+  lrrt info                                   backends and devices
+  lrrt run manifests/saxpy.json               run, time and verify on the default device
+  lrrt run --backend host -o out.json manifests/*.json
+  lrrt run manifests/transpose.json --format csv --iterations 100
+
+Manifests are documented in docs/manifest.md (schema: docs/manifest.schema.json).
+
+Exit codes:
+  0  success
+  1  verification failed (results are still written)
+  2  usage or input error (bad option, manifest, code object, kernel, arguments)
+  3  runtime or device error (no device, allocation failed, kernel fault)
+On an error (2 or 3) no -o result file is written.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lrrt::cli::set_argv(argc, argv);
+  CLI::App app{"lrrt: a light GPU kernel runner for host, AMD (hsa) and NVIDIA (cuda) backends", "lrrt"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string(lrrt::tool::version()) + " (" + lrrt::tool::git_sha() + ")");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  lrrt::cli::register_run(app);
+  lrrt::cli::register_info(app);
+  lrrt::cli::register_inspect(app);
+  lrrt::cli::register_bench(app);
+  lrrt::cli::register_compare(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and usage
+    return lrrt::tool::kExitInputError;
+  } catch (const lrrt::tool::ToolError& e) {
+    std::fflush(stdout);
+    std::cerr << "lrrt: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const lrrt::Error& e) {
+    std::fflush(stdout);
+    std::cerr << "lrrt: error: " << e.what() << "\n";
+    const lr_status_t s = e.status();
+    return (s == LR_ERROR_INVALID_ARGUMENT || s == LR_ERROR_INVALID_IMAGE || s == LR_ERROR_NOT_FOUND)
+               ? lrrt::tool::kExitInputError
+               : lrrt::tool::kExitRuntimeError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lrrt: error: out of host memory\n";
+    return lrrt::tool::kExitRuntimeError;
+  } catch (const std::exception& e) {
+    std::cerr << "lrrt: error: " << e.what() << "\n";
+    return lrrt::tool::kExitRuntimeError;
+  }
+  return lrrt::cli::exit_code();
+}

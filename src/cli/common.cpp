@@ -1,0 +1,108 @@
+#include "cli/common.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "tool/atomic_file.hpp"
+#include "tool/errors.hpp"
+#include "tool/printers.hpp"
+
+namespace lrrt::cli {
+
+namespace {
+std::vector<std::string>& argv_store() {
+  static std::vector<std::string> v;
+  return v;
+}
+int& exit_code_store() {
+  static int code = 0;
+  return code;
+}
+}  // namespace
+
+void set_exit_code(int code) { exit_code_store() = code; }
+int exit_code() { return exit_code_store(); }
+
+void set_argv(int argc, char** argv) {
+  argv_store().assign(argv, argv + argc);
+}
+const std::vector<std::string>& argv() { return argv_store(); }
+
+bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
+
+void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
+  if (which & kOptBackend)
+    sub.add_option("--backend", o.backend,
+                   "Backend to run on: auto (first GPU, else host), host, hsa or cuda")
+        ->check(CLI::IsMember({"auto", "host", "hsa", "cuda"}))
+        ->default_str("auto");
+  if (which & kOptDevice)
+    sub.add_option("--device", o.device, "Device ordinal within the chosen backend")->default_str("0");
+  if (which & kOptFormat)
+    sub.add_option("--format", o.format,
+                   "Output format: table, json or csv (default: from -o's extension, else table on a terminal, json otherwise)")
+        ->check(CLI::IsMember(tool::printer_formats()));
+  if (which & kOptOutput)
+    sub.add_option("-o,--output", o.output,
+                   "Write the results to FILE (atomically: a complete file or none) instead of stdout");
+  if (which & kOptQuiet)
+    sub.add_flag("-q,--quiet", o.quiet, "No progress notes on stderr and, with -o, no summary on stdout");
+  if (which & kOptKernelDir)
+    sub.add_option("--kernel-dir", o.kernel_dir,
+                   "Folder that @kernels/ in manifests refers to (default: $LRRT_KERNEL_DIR, else kernels/ next to the lrrt binary)");
+}
+
+std::string effective_format(const CommonOptions& o) {
+  if (!o.format.empty()) return o.format;
+  if (!o.output.empty()) {
+    std::filesystem::path p(o.output);
+    const std::string ext = p.extension().string();
+    if (ext == ".csv") return "csv";
+    if (ext == ".txt") return "table";
+    if (ext == ".md" || ext == ".markdown") {
+      for (const auto& f : tool::printer_formats())
+        if (f == "markdown") return f;
+    }
+    return "json";
+  }
+  return stdout_is_terminal() ? "table" : "json";
+}
+
+void emit_document(const nlohmann::json& doc, const CommonOptions& o) {
+  const std::string format = effective_format(o);
+  const std::string text = tool::render(doc, format);
+  if (o.output.empty()) {
+    std::cout << text << std::flush;
+    return;
+  }
+  tool::write_file_atomic(o.output, text);
+  if (!o.quiet && stdout_is_terminal() && format != "table") std::cout << tool::render(doc, "table") << std::flush;
+}
+
+lrrt::Device open_device(const CommonOptions& o) {
+  try {
+    return lrrt::Device::select(o.backend, o.device);
+  } catch (const lrrt::Error& e) {
+    throw tool::DeviceError(fmt::format("--backend {} --device {}: no such usable device: {} (see `lrrt info`)", o.backend,
+                                        o.device, e.what()));
+  }
+}
+
+std::filesystem::path kernel_dir(const CommonOptions& o) {
+  if (!o.kernel_dir.empty()) return o.kernel_dir;
+  if (const char* env = std::getenv("LRRT_KERNEL_DIR"); env && *env) return env;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return exe.parent_path() / "kernels";
+  return "kernels";
+}
+
+void note(const CommonOptions& o, const std::string& message) {
+  if (!o.quiet) std::cerr << message << "\n";
+}
+
+}  // namespace lrrt::cli

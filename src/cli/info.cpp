@@ -1,0 +1,44 @@
+// lrrt info: every backend (usable or why not) and every device's properties.
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "tool/printers.hpp"
+#include "tool/runner.hpp"
+
+namespace lrrt::cli {
+namespace {
+
+void info_command(const CommonOptions& o) {
+  lrrt::Runtime runtime;
+  nlohmann::json backends = nlohmann::json::array();
+  for (const auto& b : lrrt::Runtime::backends())
+    backends.push_back({{"name", b.name}, {"usable", b.usable != 0}, {"device_count", b.device_count}, {"message", b.message}});
+  nlohmann::json devices = nlohmann::json::array();
+  const uint32_t n = lrrt::Runtime::device_count();
+  for (uint32_t i = 0; i < n; ++i) {
+    lrrt::Device d = lrrt::Device::open(i);
+    devices.push_back(tool::device_properties_json(d.properties(), i));
+  }
+  nlohmann::json doc{{"lrrt_results", 1},
+                     {"kind", "info"},
+                     {"meta", tool::make_meta(argv())},
+                     {"backends", backends},
+                     {"devices", devices}};
+  emit_document(doc, o);
+}
+
+}  // namespace
+
+void register_info(CLI::App& app) {
+  auto o = std::make_shared<CommonOptions>();
+  CLI::App* sub = app.add_subcommand("info", "List backends (usable, or why not) and every device's properties");
+  add_common_options(*sub, *o, kOptFormat | kOptOutput | kOptQuiet);
+  sub->footer(R"(Examples:
+  lrrt info
+  lrrt info --format json | jq '.devices[] | {backend, index, name, arch}')");
+  sub->callback([o] { info_command(*o); });
+}
+
+}  // namespace lrrt::cli

@@ -1,0 +1,88 @@
+// lrrt run: runs manifests (docs/manifest.md), times them and verifies their
+// outputs.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "tool/manifest.hpp"
+#include "tool/printers.hpp"
+#include "tool/runner.hpp"
+
+namespace lrrt::cli {
+namespace {
+
+struct RunArgs {
+  CommonOptions common;
+  std::vector<std::string> manifests;
+  int iterations = -1;
+  int warmup = -1;
+  bool no_verify = false;
+};
+
+void run_command(const RunArgs& a) {
+  // Parse every manifest before touching a device: input errors come first.
+  std::vector<tool::Manifest> manifests;
+  for (const auto& path : a.manifests) manifests.push_back(tool::load_manifest(path));
+
+  lrrt::Runtime runtime;
+  lrrt::Device device = open_device(a.common);
+
+  tool::RunOptions opt;
+  opt.kernel_dir = kernel_dir(a.common);
+  if (a.iterations >= 0) opt.iterations = static_cast<uint32_t>(a.iterations);
+  if (a.warmup >= 0) opt.warmup = static_cast<uint32_t>(a.warmup);
+  opt.verify = !a.no_verify;
+  opt.note = [&](const std::string& s) { note(a.common, s); };
+
+  nlohmann::json runs = nlohmann::json::array();
+  bool failed = false;
+  for (const auto& m : manifests) {
+    nlohmann::json r;
+    try {
+      r = tool::run_manifest(m, device, opt);
+    } catch (const tool::ToolError& e) {
+      throw tool::ToolError(e.exit_code(), m.path.string() + ": " + e.what());
+    }
+    const std::string status = r["verification"]["status"];
+    if (status == "failed") failed = true;
+    note(a.common, fmt::format("{}: verification {}", m.name, status));
+    runs.push_back(std::move(r));
+  }
+  nlohmann::json doc{{"lrrt_results", 1},
+                     {"kind", "run"},
+                     {"meta", tool::make_meta(argv())},
+                     {"device", tool::device_json(device)},
+                     {"runs", runs}};
+  emit_document(doc, a.common);
+  set_exit_code(failed ? tool::kExitVerificationFailed : tool::kExitOk);
+}
+
+}  // namespace
+
+void register_run(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* sub = app.add_subcommand("run", "Run manifests: load the kernel, initialise buffers, launch, time and verify");
+  sub->add_option("manifest", args->manifests, "Manifest file(s) (JSON, see docs/manifest.md)")->required()->check(CLI::ExistingFile);
+  add_common_options(*sub, args->common);
+  sub->add_option("--iterations", args->iterations, "Timed launches per manifest (overrides the manifest)")
+      ->check(CLI::Range(0, 10000000));
+  sub->add_option("--warmup", args->warmup, "Untimed launches before timing (overrides the manifest)")
+      ->check(CLI::Range(0, 1000000));
+  sub->add_flag("--no-verify", args->no_verify, "Skip verification (reported as skipped)");
+  sub->footer(R"(The verified outputs come from one launch on freshly uploaded inputs; the timed
+launches run afterwards on re-uploaded inputs, so kernels that update buffers in
+place (saxpy) are checked against exactly one application.
+
+Examples:
+  lrrt run manifests/saxpy.json
+  lrrt run --backend host --iterations 100 -o results.json manifests/*.json
+  lrrt run --format csv manifests/reduce.json > reduce.csv
+
+Exit codes: 0 ok, 1 verification failed, 2 usage/input error, 3 runtime/device error.)");
+  sub->callback([args] { run_command(*args); });
+}
+
+}  // namespace lrrt::cli

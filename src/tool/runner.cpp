@@ -1,0 +1,429 @@
+#include "tool/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+
+#include "tool/atomic_file.hpp"
+#include "tool/fill.hpp"
+#include "tool/kernargs.hpp"
+#include "tool/npy.hpp"
+#include "tool/reference_ops.hpp"
+#include "tool/verify.hpp"
+
+namespace lrrt::tool {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_input_status(lr_status_t s) {
+  return s == LR_ERROR_INVALID_ARGUMENT || s == LR_ERROR_INVALID_IMAGE || s == LR_ERROR_NOT_FOUND ||
+         s == LR_ERROR_NOT_SUPPORTED;
+}
+
+// A loaded kernel with its device buffers, ready to launch.
+struct Prepared {
+  lrrt::Device device;
+  lr_device_properties_t props{};
+  fs::path code_object;
+  std::unique_ptr<lrrt::Module> module;
+  lrrt::Kernel kernel;
+  bool layout_checked = false;
+  std::vector<lrrt::DeviceBuffer> buffers;
+  std::vector<std::byte> kernargs;
+  lrrt::LaunchConfig config{};
+};
+
+void check_launch_against_device(const Manifest& m, const lr_device_properties_t& p) {
+  const auto& L = m.launch;
+  const uint64_t items = uint64_t(L.workgroup_size[0]) * L.workgroup_size[1] * L.workgroup_size[2];
+  if (p.max_workgroup_size && items > p.max_workgroup_size)
+    throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds the device's maximum of {} ({})",
+                                                              items, p.max_workgroup_size, p.name));
+  const uint32_t maxd[3] = {p.max_workgroup_dims.x, p.max_workgroup_dims.y, p.max_workgroup_dims.z};
+  for (int d = 0; d < 3; ++d)
+    if (maxd[d] && L.workgroup_size[d] > maxd[d])
+      throw ManifestError(fmt::format("/launch/workgroup_size/{}", d),
+                          fmt::format("{} exceeds the device's maximum of {} in dimension {}", L.workgroup_size[d], maxd[d], "xyz"[d]));
+  if (p.max_shared_memory_per_workgroup && L.dynamic_shared_bytes > p.max_shared_memory_per_workgroup)
+    throw ManifestError("/launch/dynamic_shared_bytes", fmt::format("{} bytes exceed the device's {} bytes of shared memory per workgroup",
+                                                                    L.dynamic_shared_bytes, p.max_shared_memory_per_workgroup));
+}
+
+void check_memory(const Manifest& m, const lr_device_properties_t& p) {
+  if (!p.memory_bytes) return;
+  uint64_t total = 0;
+  for (const auto& b : m.buffers) {
+    if (b.bytes > p.memory_bytes)
+      throw DeviceError(fmt::format("{}: buffer \"{}\" needs {} bytes ({} x {}), more than the device's {} bytes of memory ({})",
+                                    b.pointer, b.name, b.bytes, b.count, dtype_name(b.type), p.memory_bytes, p.name));
+    total += b.bytes;
+  }
+  if (total > p.memory_bytes)
+    throw DeviceError(fmt::format("/buffers: the buffers need {} bytes together, more than the device's {} bytes of memory ({})",
+                                  total, p.memory_bytes, p.name));
+}
+
+std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir,
+                                  const std::vector<std::vector<std::byte>>& initial_or_empty, bool allocate_only_check) {
+  auto P = std::make_unique<Prepared>();
+  P->device = device;
+  P->props = device.properties();
+  (void)allocate_only_check;
+  P->code_object = resolve_code_object(m, P->props.backend, P->props.arch, kernel_dir);
+  check_launch_against_device(m, P->props);
+  check_memory(m, P->props);
+
+  const auto image = read_file_bytes(P->code_object);
+  try {
+    P->module = std::make_unique<lrrt::Module>(device, std::span<const std::byte>(image));
+  } catch (const lrrt::Error& e) {
+    const std::string msg = fmt::format("cannot load code object {} on {} ({}): {}", P->code_object.string(),
+                                        P->props.backend, P->props.arch, e.what());
+    if (is_input_status(e.status())) throw InputError("/code_object: " + msg);
+    throw DeviceError("/code_object: " + msg);
+  }
+  try {
+    P->kernel = P->module->kernel(m.kernel);
+  } catch (const lrrt::Error& e) {
+    if (e.status() != LR_ERROR_NOT_FOUND && !is_input_status(e.status())) throw DeviceError(e.what());
+    std::string names;
+    try {
+      for (const auto& n : P->module->kernel_names()) names += (names.empty() ? "" : ", ") + n;
+    } catch (const lrrt::Error&) {
+    }
+    throw ManifestError("/kernel", fmt::format("no kernel \"{}\" in {} (it has: {})", m.kernel, P->code_object.string(),
+                                               names.empty() ? "none listed" : names));
+  }
+
+  const KernargLayout layout = layout_kernargs(m.args);
+  const lr_kernel_properties_t kp = P->kernel.properties();
+  uint32_t min_size = 0;
+  if (kp.has_arg_layout) {
+    std::vector<KernelArg> kargs;
+    for (const auto& a : P->kernel.args()) {
+      if (a.kind == LR_ARG_HIDDEN) continue;
+      kargs.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name});
+    }
+    check_kernargs(m.args, layout, kargs, m.kernel);
+    P->layout_checked = true;
+    min_size = kp.explicit_kernarg_size;
+  }
+  if (kp.max_workgroup_size) {
+    const uint64_t items = uint64_t(m.launch.workgroup_size[0]) * m.launch.workgroup_size[1] * m.launch.workgroup_size[2];
+    if (items > kp.max_workgroup_size)
+      throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds kernel \"{}\"'s maximum of {}",
+                                                                items, m.kernel, kp.max_workgroup_size));
+  }
+
+  std::vector<uint64_t> addresses;
+  for (const auto& b : m.buffers) {
+    try {
+      P->buffers.emplace_back(device, static_cast<size_t>(b.bytes));
+    } catch (const lrrt::Error& e) {
+      throw DeviceError(fmt::format("{}: cannot allocate {} bytes for buffer \"{}\" on {}: {}", b.pointer, b.bytes, b.name,
+                                    P->props.name, e.what()));
+    }
+    addresses.push_back(reinterpret_cast<uint64_t>(P->buffers.back().data()));
+  }
+  P->kernargs = pack_kernargs(m.args, layout, addresses, min_size);
+  const auto& L = m.launch;
+  P->config = lrrt::launch_config({L.workgroup_count[0], L.workgroup_count[1], L.workgroup_count[2]},
+                                  {L.workgroup_size[0], L.workgroup_size[1], L.workgroup_size[2]}, L.dynamic_shared_bytes);
+  (void)initial_or_empty;
+  return P;
+}
+
+void upload(Prepared& P, const Manifest& m, const std::vector<std::vector<std::byte>>& initial) {
+  for (size_t i = 0; i < m.buffers.size(); ++i) lrrt::copy_to_device(P.buffers[i], initial[i].data(), initial[i].size());
+}
+
+void launch(Prepared& P, const Manifest& m) {
+  try {
+    lrrt::launch(P.kernel, P.config, std::span<const std::byte>(P.kernargs));
+  } catch (const lrrt::Error& e) {
+    if (e.status() == LR_ERROR_INVALID_ARGUMENT)
+      throw InputError(fmt::format("/launch: kernel \"{}\" cannot be launched with this configuration: {}", m.kernel, e.what()));
+    throw;
+  }
+}
+
+// Launches once from the initial data and returns every buffer's contents.
+std::vector<std::vector<std::byte>> run_once(Prepared& P, const Manifest& m,
+                                             const std::vector<std::vector<std::byte>>& initial,
+                                             const std::vector<bool>& wanted) {
+  upload(P, m, initial);
+  launch(P, m);
+  P.device.synchronize();
+  std::vector<std::vector<std::byte>> out(m.buffers.size());
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    if (!wanted[i]) continue;
+    out[i].resize(initial[i].size());
+    lrrt::copy_to_host(out[i].data(), P.buffers[i], out[i].size());
+  }
+  return out;
+}
+
+// Runs the timed loop: events around every launch, recorded in rounds so
+// the number of live events stays bounded.
+std::vector<uint64_t> time_launches(Prepared& P, const Manifest& m, uint32_t warmup, uint32_t iterations,
+                                    uint64_t& wall_ns) {
+  for (uint32_t i = 0; i < warmup; ++i) launch(P, m);
+  P.device.synchronize();
+  std::vector<uint64_t> samples;
+  samples.reserve(iterations);
+  constexpr uint32_t kRound = 256;
+  std::vector<lrrt::Event> starts, ends;
+  for (uint32_t i = 0; i < std::min(iterations, kRound); ++i) {
+    starts.emplace_back(P.device);
+    ends.emplace_back(P.device);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint32_t done = 0; done < iterations;) {
+    const uint32_t n = std::min(kRound, iterations - done);
+    for (uint32_t k = 0; k < n; ++k) {
+      starts[k].record();
+      launch(P, m);
+      ends[k].record();
+    }
+    ends[n - 1].synchronize();
+    for (uint32_t k = 0; k < n; ++k) samples.push_back(ends[k].elapsed_ns_since(starts[k]));
+    done += n;
+  }
+  P.device.synchronize();
+  wall_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  return samples;
+}
+
+json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds) {
+  json out = json::array();
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const auto& b = m.buffers[i];
+    json init = b.init.to_json();
+    if (seeds[i] && b.init.kind == BufferInit::Kind::Random) init["random"]["seed"] = *seeds[i];
+    json e{{"name", b.name}, {"type", dtype_name(b.type)}, {"shape", b.shape}, {"count", b.count}, {"bytes", b.bytes}, {"init", init}};
+    if (b.access != Access::None)
+      e["access"] = b.access == Access::Read ? "read" : b.access == Access::Write ? "write" : "read_write";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+json device_properties_json(const lr_device_properties_t& p, uint32_t index) {
+  return {{"backend", p.backend},
+          {"index", index},
+          {"backend_ordinal", p.backend_ordinal},
+          {"name", p.name},
+          {"arch", p.arch},
+          {"compute_units", p.compute_units},
+          {"wave_size", p.wave_size},
+          {"max_workgroup_size", p.max_workgroup_size},
+          {"max_workgroup_dims", {p.max_workgroup_dims.x, p.max_workgroup_dims.y, p.max_workgroup_dims.z}},
+          {"max_shared_memory_per_workgroup", p.max_shared_memory_per_workgroup},
+          {"memory_bytes", p.memory_bytes}};
+}
+
+json device_json(const lrrt::Device& device) { return device_properties_json(device.properties(), device.index()); }
+
+json timing_json(const std::vector<uint64_t>& s) {
+  if (s.empty()) return nullptr;
+  std::vector<uint64_t> sorted = s;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2.0;
+  long double sum = 0;
+  for (uint64_t v : s) sum += v;
+  const double mean = static_cast<double>(sum / n);
+  long double var = 0;
+  for (uint64_t v : s) var += (v - mean) * (v - mean);
+  const double stddev = n > 1 ? std::sqrt(static_cast<double>(var / (n - 1))) : 0.0;
+  return {{"samples", s},   {"min_ns", sorted.front()}, {"median_ns", median}, {"mean_ns", mean},
+          {"stddev_ns", stddev}, {"max_ns", sorted.back()}};
+}
+
+json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& opt) {
+  auto note = [&](const std::string& s) {
+    if (opt.note) opt.note(s);
+  };
+  std::unique_ptr<Prepared> P;
+  std::vector<std::vector<std::byte>> initial(m.buffers.size());
+  std::vector<std::optional<uint64_t>> seeds(m.buffers.size());
+  try {
+    P = prepare(m, device, opt.kernel_dir, initial, false);
+
+    // Initial contents, generated once and reused for every upload.
+    for (size_t i = 0; i < m.buffers.size(); ++i) {
+      const auto& b = m.buffers[i];
+      try {
+        initial[i].resize(static_cast<size_t>(b.bytes));
+      } catch (const std::bad_alloc&) {
+        throw DeviceError(fmt::format("{}: cannot allocate {} bytes of host memory for buffer \"{}\"", b.pointer, b.bytes, b.name));
+      }
+      seeds[i] = fill_buffer(b, initial[i].data());
+    }
+
+    std::vector<bool> wanted(m.buffers.size(), false);
+    for (const auto& v : m.verify) wanted[v.buffer] = true;
+    for (const auto& s : m.save) wanted[s.buffer] = true;
+
+    note(fmt::format("{}: kernel {} on {} ({})", m.name, m.kernel, P->props.name, P->props.backend));
+    auto outputs = run_once(*P, m, initial, wanted);
+
+    const uint32_t warmup = opt.warmup.value_or(m.warmup);
+    const uint32_t iterations = opt.iterations.value_or(m.iterations);
+    std::vector<uint64_t> samples;
+    uint64_t wall_ns = 0;
+    if (iterations > 0) {
+      upload(*P, m, initial);
+      samples = time_launches(*P, m, warmup, iterations, wall_ns);
+    }
+
+    // Verification.
+    json checks = json::array();
+    bool any_failed = false, any_passed = false;
+    std::map<std::string, std::vector<std::vector<std::byte>>> reference_outputs;
+    for (const auto& v : m.verify) {
+      if (!opt.verify) break;
+      const auto& b = m.buffers[v.buffer];
+      json check{{"buffer", b.name}, {"method", v.method()}, {"rtol", v.rtol}, {"atol", v.atol}, {"equal_nan", v.equal_nan}};
+      std::vector<std::byte> expected;
+      DType expected_type = b.type;
+      switch (v.kind) {
+        case VerifySpec::Kind::Npy: {
+          NpyArray a = read_npy(v.file);
+          if (a.count() != b.count)
+            throw ManifestError(v.pointer + "/expected/npy", fmt::format("{} has {} elements, buffer \"{}\" has {}",
+                                                                         v.file.string(), a.count(), b.name, b.count));
+          expected = std::move(a.data);
+          expected_type = a.type;
+          break;
+        }
+        case VerifySpec::Kind::Raw: {
+          expected = read_file_bytes(v.file);
+          if (expected.size() != b.bytes)
+            throw ManifestError(v.pointer + "/expected/raw", fmt::format("{} has {} bytes, buffer \"{}\" has {} ({} x {})",
+                                                                         v.file.string(), expected.size(), b.name, b.bytes,
+                                                                         b.count, dtype_name(b.type)));
+          break;
+        }
+        case VerifySpec::Kind::Values: {
+          expected_type = dtype_is_float(b.type) ? DType::f64 : b.type;
+          expected.resize(b.count * dtype_size(expected_type));
+          for (size_t k = 0; k < b.count; ++k) {
+            const auto& j = v.values[k];
+            long double x = j.is_string() ? (j.get<std::string>() == "nan" ? NAN : (j.get<std::string>()[0] == '-' ? -INFINITY : INFINITY))
+                                          : j.is_number_unsigned() ? static_cast<long double>(j.get<uint64_t>())
+                                          : j.is_number_integer() ? static_cast<long double>(j.get<int64_t>())
+                                                                  : static_cast<long double>(j.get<double>());
+            store_element(expected_type, expected.data(), k, x);
+          }
+          break;
+        }
+        case VerifySpec::Kind::Reference: {
+          ReferenceInputs in{&m, &initial, P->config.grid, P->config.block};
+          expected = compute_reference(v.reference, in, v.buffer, v.pointer);
+          break;
+        }
+        case VerifySpec::Kind::ReferenceBackend: {
+          if (v.backend == P->props.backend) {
+            check["status"] = "skipped";
+            check["reason"] = fmt::format("the reference backend is the backend under test ({}); use a built-in reference or "
+                                          "expected values for an independent check",
+                                          v.backend);
+            checks.push_back(std::move(check));
+            continue;
+          }
+          auto it = reference_outputs.find(v.backend);
+          if (it == reference_outputs.end()) {
+            lrrt::Device ref;
+            try {
+              ref = lrrt::Device::select(v.backend, 0);
+            } catch (const lrrt::Error& e) {
+              throw DeviceError(fmt::format("{}/expected/reference_backend: cannot open a {} device: {}", v.pointer, v.backend, e.what()));
+            }
+            note(fmt::format("{}: reference run on {}", m.name, v.backend));
+            auto RP = prepare(m, ref, opt.kernel_dir, initial, false);
+            std::vector<bool> all(m.buffers.size(), true);
+            it = reference_outputs.emplace(v.backend, run_once(*RP, m, initial, all)).first;
+          }
+          expected = it->second[v.buffer];
+          break;
+        }
+      }
+      CompareResult r = compare_allclose(b.type, outputs[v.buffer].data(), expected_type, expected.data(), b.count, v.rtol,
+                                         v.atol, v.equal_nan);
+      check.update(compare_result_json(r, b.shape));
+      check["status"] = r.passed() ? "passed" : "failed";
+      (r.passed() ? any_passed : any_failed) = true;
+      checks.push_back(std::move(check));
+    }
+    json verification{{"checks", checks}};
+    if (any_failed) verification["status"] = "failed";
+    else if (any_passed) verification["status"] = "passed";
+    else {
+      verification["status"] = "skipped";
+      if (!opt.verify) verification["reason"] = "verification disabled (--no-verify)";
+      else if (!m.verify_skip_reason.empty()) verification["reason"] = m.verify_skip_reason;
+      else if (m.verify.empty()) verification["reason"] = "the manifest declares no verification";
+      else verification["reason"] = "no check was independent of the backend under test";
+    }
+
+    // Saved outputs (the verified launch's results).
+    json saved = json::array();
+    for (const auto& s : m.save) {
+      const auto& b = m.buffers[s.buffer];
+      write_file_atomic(s.file, npy_bytes(b.type, b.shape, outputs[s.buffer].data()));
+      saved.push_back({{"buffer", b.name}, {"npy", s.file.string()}});
+    }
+
+    const auto& L = m.launch;
+    json launch{{"workgroup_size", L.workgroup_size},
+                {"workgroup_count", L.workgroup_count},
+                {"work_items", L.total_workitems()},
+                {"dynamic_shared_bytes", L.dynamic_shared_bytes}};
+    if (L.from_global_size) launch["global_size"] = L.requested;
+
+    json timing = timing_json(samples);
+    if (!timing.is_null()) {
+      timing["wall_ns"] = wall_ns;
+      timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
+      if (auto bytes = m.traffic_bytes()) {
+        timing["bytes_per_iteration"] = *bytes;
+        const double median = timing["median_ns"].get<double>();
+        timing["bandwidth_gbps"] = median > 0 ? double(*bytes) / median : 0.0;
+      }
+    }
+
+    return json{{"manifest", m.path.string()},
+                {"name", m.name},
+                {"kernel", m.kernel},
+                {"code_object", P->code_object.string()},
+                {"backend", P->props.backend},
+                {"device_index", P->device.index()},
+                {"launch", launch},
+                {"kernargs", {{"bytes", P->kernargs.size()}, {"layout_checked", P->layout_checked}}},
+                {"buffers", buffers_json(m, seeds)},
+                {"warmup", warmup},
+                {"iterations", iterations},
+                {"timing", timing},
+                {"verification", verification},
+                {"saved", saved}};
+  } catch (const lrrt::Error& e) {
+    if (e.status() == LR_ERROR_KERNEL_FAULT)
+      throw DeviceError(fmt::format("kernel \"{}\" failed: {}", m.kernel, e.what()));
+    throw DeviceError(e.what());
+  }
+}
+
+}  // namespace lrrt::tool

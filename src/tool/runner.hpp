@@ -1,0 +1,47 @@
+// Runs a manifest on a device: load, allocate, initialise, one verified
+// launch from the initial inputs, then warm-up and timed launches, then
+// verification and saving. The result is one JSON object per run (see
+// docs/manifest.md, "Results").
+//
+// Why the verified launch is separate: timed iterations run back to back on
+// the same buffers, so a kernel that updates a buffer in place (saxpy:
+// y += a*x) would have applied itself warmup+iterations times. The verified
+// outputs therefore come from exactly one launch on freshly uploaded initial
+// data; the timed launches run afterwards on re-uploaded initial data, and
+// their outputs are never checked.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lrrt/lrrt.hpp"
+#include "tool/manifest.hpp"
+
+namespace lrrt::tool {
+
+struct RunOptions {
+  std::filesystem::path kernel_dir;
+  std::optional<uint32_t> warmup;      // overrides the manifest
+  std::optional<uint32_t> iterations;  // overrides the manifest
+  bool verify = true;                  // false: verification "skipped" (--no-verify)
+  std::function<void(const std::string&)> note;  // progress messages, may be empty
+};
+
+// The run's result object. Verification failure is reported in it
+// (verification.status == "failed"), not thrown. Input problems throw
+// InputError/ManifestError (exit 2), device problems DeviceError (exit 3).
+nlohmann::json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& options);
+
+// {"backend", "index", "name", "arch", ...} for results and `lrrt info`.
+nlohmann::json device_json(const lrrt::Device& device);
+nlohmann::json device_properties_json(const lr_device_properties_t& p, uint32_t index);
+
+// Timing statistics over samples in nanoseconds.
+nlohmann::json timing_json(const std::vector<uint64_t>& samples_ns);
+
+}  // namespace lrrt::tool
