@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Compares `lrrt inspect --format json FILE` with `llvm-readelf-19 --notes FILE`.
+
+usage: compare_readelf.py LRRT LLVM_READELF FILE
+
+Every kernel's symbol, kernarg size/alignment, group/private segment sizes and
+every argument (offset, size, value kind; hidden ones included) must match the
+NT_AMDGPU_METADATA note as LLVM prints it; so must target and version. For an
+offload bundle each AMDGPU entry is extracted with clang-offload-bundler (next
+to llvm-readelf) and compared with its object in the inspect output.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def scalar(text):
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text
+
+
+def indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def parse_block(lines, i):
+    """A small YAML subset: block mappings, block sequences, scalars."""
+    col = indent(lines[i])
+    if lines[i].lstrip().startswith("- "):
+        seq = []
+        while i < len(lines) and indent(lines[i]) == col and lines[i].lstrip().startswith("-"):
+            rest = lines[i].lstrip()[2:]
+            if ":" in rest and rest[0] not in "'\"":
+                lines[i] = " " * (col + 2) + rest
+                value, i = parse_block(lines, i)
+            else:
+                value, i = scalar(rest), i + 1
+            seq.append(value)
+        return seq, i
+    mapping = {}
+    while i < len(lines) and indent(lines[i]) == col and not lines[i].lstrip().startswith("- "):
+        key, _, value = lines[i].strip().partition(":")
+        i += 1
+        if value.strip():
+            mapping[key] = scalar(value)
+        elif i < len(lines) and (indent(lines[i]) > col or
+                                 (indent(lines[i]) == col and lines[i].lstrip().startswith("- "))):
+            mapping[key], i = parse_block(lines, i)
+        else:
+            mapping[key] = None
+    return mapping, i
+
+
+def readelf_metadata(readelf, path):
+    out = subprocess.run([readelf, "--notes", path], check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.strip() == "---")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() == "...")
+    body = [l for l in lines[start + 1:end] if l.strip()]
+    base = min(indent(l) for l in body)
+    body = [l[base:] for l in body]
+    doc, _ = parse_block(body, 0)
+    return doc
+
+
+def compare(obj, md, label):
+    errors = []
+    if obj["targets"] != [md["amdhsa.target"]]:
+        errors.append(f"{label}: target {obj['targets']} vs {md['amdhsa.target']}")
+    version = md.get("amdhsa.version", [])
+    if len(version) == 2 and obj.get("code_object_version") != version[1] + 3:
+        errors.append(f"{label}: code object version {obj.get('code_object_version')} vs {version}")
+    mine = {k["name"]: k for k in obj["kernels"]}
+    theirs = {k[".name"]: k for k in md.get("amdhsa.kernels", [])}
+    if set(mine) != set(theirs):
+        errors.append(f"{label}: kernels {sorted(mine)} vs {sorted(theirs)}")
+    for name in set(mine) & set(theirs):
+        a, b = mine[name], theirs[name]
+        for field, key in (("symbol", ".symbol"), ("kernarg_size", ".kernarg_segment_size"),
+                           ("kernarg_align", ".kernarg_segment_align"),
+                           ("group_segment_size", ".group_segment_fixed_size"),
+                           ("private_segment_size", ".private_segment_fixed_size")):
+            if a[field] != b.get(key):
+                errors.append(f"{label}: {name}.{field} {a[field]} vs {key} {b.get(key)}")
+        args_a = [(x["offset"], x["size"], x["kind"]) for x in a["args"]]
+        args_b = [(x[".offset"], x[".size"], x[".value_kind"]) for x in b.get(".args", [])]
+        if args_a != args_b:
+            errors.append(f"{label}: {name} args differ:\n  lrrt    {args_a}\n  readelf {args_b}")
+    return errors
+
+
+def main():
+    lrrt, readelf, path = sys.argv[1:4]
+    doc = json.loads(subprocess.run([lrrt, "inspect", "--format", "json", path], check=True,
+                                    capture_output=True, text=True).stdout)
+    errors = []
+    checked = 0
+    if doc["format"] == "hsaco":
+        errors += compare(doc, readelf_metadata(readelf, path), os.path.basename(path))
+        checked = len(doc["kernels"])
+    elif doc["format"] == "clang-offload-bundle":
+        bundler = readelf.replace("llvm-readelf", "clang-offload-bundler")
+        with tempfile.TemporaryDirectory() as tmp:
+            for obj in doc["objects"]:
+                out = os.path.join(tmp, "entry.hsaco")
+                subprocess.run([bundler, "--unbundle", "--type=o", f"--input={path}",
+                                f"--targets={obj['bundle_entry_id']}", f"--output={out}"], check=True)
+                errors += compare(obj, readelf_metadata(readelf, out), obj["bundle_entry_id"])
+                checked += len(obj["kernels"])
+        if len(doc["objects"]) < 2:
+            errors.append("expected several AMDGPU targets in the bundle")
+    else:
+        errors.append(f"unexpected format {doc['format']}")
+    for e in errors:
+        print("MISMATCH", e)
+    print(f"{path}: {checked} kernel(s) compared, {len(errors)} mismatch(es)")
+    return 1 if errors or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
