@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "lrrt/lrrt.h"
 #include "runtime.hpp"
+#include "staging.hpp"
 
 using lrrt::rt::CopyKind;
 using lrrt::rt::DeviceState;
@@ -347,7 +348,9 @@ lr_status_t lr_memcpy(lr_device_t device, void* dst, const void* src, size_t siz
     check_copy_args(dst, src, size);
     r.opened(state);
     r.drain(state);
-    if (size) state.device->copy_sync(dst, src, size, k);
+    // Pageable host memory on a GPU backend goes through lrrt's pinned
+    // staging pipeline (staging.hpp); everything else copies as before.
+    if (size && !lrrt::rt::staged_copy(state, dst, src, size, k)) state.device->copy_sync(dst, src, size, k);
     r.record_copy(state, k, size);
   });
 }

@@ -86,6 +86,7 @@ Runtime::~Runtime() {
   events_.clear();
   queue_owners_.clear();
   for (auto& d : devices_) {
+    d->staging.reset();  // pinned chunks and queue of the staging pipeline
     d->copy_queue.reset();
     d->default_queue.reset();
     if (d->device) {

@@ -19,6 +19,7 @@
 namespace lrrt::rt {
 
 struct DeviceState;
+class StagingPipeline;  // staging.hpp
 
 }  // namespace lrrt::rt
 
@@ -68,6 +69,8 @@ struct DeviceState {
   std::unordered_map<void*, size_t> allocations;
   std::unordered_map<void*, size_t> host_allocations;
   std::unordered_set<lr_queue_t*> queues;
+  // lr_memcpy's pageable-copy pipeline (staging.cpp), made on first use.
+  std::shared_ptr<StagingPipeline> staging;
 };
 
 class Runtime {

@@ -1,0 +1,120 @@
+// The cuda backend's native baseline for `lrrt bench`: raw driver calls
+// through the backend's symbol table (the library is loaded once), in the
+// device's primary context, on a non-blocking stream of its own. Waits are
+// the driver's own blocking calls (cuStreamSynchronize), as a CUDA program
+// would write them.
+#include <vector>
+
+#include "cuda_internal.hpp"
+#include "native_bench.hpp"
+
+namespace lrrt::rt::cuda {
+namespace {
+
+CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+class CudaNativeBaseline final : public NativeBaseline {
+ public:
+  explicit CudaNativeBaseline(CudaDevice& device) : device_(device) {
+    device_.make_current();
+    LRRT_CU(cu().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  }
+  ~CudaNativeBaseline() override {
+    const CudaSymbols& s = cu();
+    device_.make_current();
+    if (stream_) {
+      s.cuStreamSynchronize(stream_);
+      s.cuStreamDestroy(stream_);
+    }
+    for (CUmodule m : modules_) s.cuModuleUnload(m);
+  }
+
+  std::string description() const override {
+    return "cuLaunchKernel (CU_LAUNCH_PARAM_BUFFER_POINTER) + cuStreamSynchronize; cuMemcpy*/cuMemcpy*Async";
+  }
+
+  int load_kernel(std::span<const std::byte> image, std::string_view name) override {
+    device_.make_current();
+    const CudaSymbols& s = cu();
+    // PTX must be NUL-terminated for the driver; cubin/fatbin are used as is.
+    std::vector<std::byte> copy(image.begin(), image.end());
+    copy.push_back(std::byte{0});
+    CUmodule module = nullptr;
+    LRRT_CU(s.cuModuleLoadDataEx(&module, copy.data(), 0, nullptr, nullptr), "cuModuleLoadDataEx");
+    modules_.push_back(module);
+    CUfunction f = nullptr;
+    std::string n(name);
+    LRRT_CU(s.cuModuleGetFunction(&f, module, n.c_str()), "cuModuleGetFunction");
+    functions_.push_back(f);
+    return static_cast<int>(functions_.size() - 1);
+  }
+
+  void launch(int kernel, Dim3 grid, Dim3 block, std::span<const std::byte> args) override {
+    // The same call lrrt makes: one packed argument buffer.
+    size_t size = args.size();
+    void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
+                      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    LRRT_CU(cu().cuLaunchKernel(functions_.at(static_cast<size_t>(kernel)), grid.x, grid.y, grid.z, block.x,
+                                block.y, block.z, 0, stream_, nullptr, size ? config : nullptr),
+            "cuLaunchKernel");
+  }
+
+  void synchronize() override { LRRT_CU(cu().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+
+  bool copy(void* dst, const void* src, size_t size, CopyKind kind, bool async) override {
+    const CudaSymbols& s = cu();
+    switch (kind) {
+      case CopyKind::HostToDevice:
+        if (async) LRRT_CU(s.cuMemcpyHtoDAsync(dptr(dst), src, size, stream_), "cuMemcpyHtoDAsync");
+        else LRRT_CU(s.cuMemcpyHtoD(dptr(dst), src, size), "cuMemcpyHtoD");
+        return true;
+      case CopyKind::DeviceToHost:
+        if (async) LRRT_CU(s.cuMemcpyDtoHAsync(dst, dptr(src), size, stream_), "cuMemcpyDtoHAsync");
+        else LRRT_CU(s.cuMemcpyDtoH(dst, dptr(src), size), "cuMemcpyDtoH");
+        return true;
+      case CopyKind::DeviceToDevice:
+        if (async) LRRT_CU(s.cuMemcpyDtoDAsync(dptr(dst), dptr(src), size, stream_), "cuMemcpyDtoDAsync");
+        else LRRT_CU(s.cuMemcpyDtoD(dptr(dst), dptr(src), size), "cuMemcpyDtoD");
+        return true;
+    }
+    return false;
+  }
+
+  void* alloc_device(size_t size) override {
+    device_.make_current();
+    CUdeviceptr p = 0;
+    LRRT_CU(cu().cuMemAlloc(&p, size), "cuMemAlloc");
+    return reinterpret_cast<void*>(p);
+  }
+  void free_device(void* ptr) override {
+    if (ptr) cu().cuMemFree(dptr(ptr));
+  }
+  void* alloc_pinned(size_t size) override {
+    device_.make_current();
+    void* p = nullptr;
+    LRRT_CU(cu().cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    return p;
+  }
+  void free_pinned(void* ptr) override {
+    if (ptr) cu().cuMemFreeHost(ptr);
+  }
+
+ private:
+  CudaDevice& device_;
+  CUstream stream_ = nullptr;
+  std::vector<CUmodule> modules_;
+  std::vector<CUfunction> functions_;
+};
+
+}  // namespace
+}  // namespace lrrt::rt::cuda
+
+namespace lrrt::rt {
+
+std::unique_ptr<NativeBaseline> make_cuda_native_baseline(Device& device) {
+  auto* d = dynamic_cast<cuda::CudaDevice*>(&device);
+  if (!d) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "not a cuda device");
+  return std::make_unique<cuda::CudaNativeBaseline>(*d);
+}
+
+}  // namespace lrrt::rt

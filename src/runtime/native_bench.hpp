@@ -1,0 +1,67 @@
+// Native baselines for `lrrt bench`: the API each backend wraps, called
+// directly, so benchmarks can report lrrt beside it in the same process and
+// run (ratios stay meaningful on noisy machines).
+//
+//   host  a direct call of the kernel entry, once per workgroup, on the
+//         calling thread; plain memcpy for copies
+//   cuda  raw driver calls through the cuda backend's symbol table:
+//         cuLaunchKernel (CU_LAUNCH_PARAM_BUFFER_POINTER) on a stream of its
+//         own, cuStreamSynchronize, cuMemcpy* (sync for pageable memory,
+//         *Async + stream sync for pinned and device memory)
+//   hsa   a raw AQL dispatch packet written to a queue of its own, doorbell
+//         store, and a wait on the completion signal; hsa_amd_memory_async_copy
+//
+// The baseline shares the backend's loaded library and context (no second
+// dlopen); it owns its own stream/queue, modules and memory. Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "backend.hpp"
+
+namespace lrrt::rt {
+
+class NativeBaseline {
+ public:
+  virtual ~NativeBaseline() = default;
+
+  // "cuLaunchKernel + cuStreamSynchronize" etc., for result files.
+  virtual std::string description() const = 0;
+
+  // Loads a code object (the same bytes lr_module_load takes) and returns a
+  // handle for launch(). Throws when the kernel is not in the image.
+  virtual int load_kernel(std::span<const std::byte> image, std::string_view name) = 0;
+  // Enqueues a dispatch (host: runs it to completion). args: the explicit
+  // arguments packed as for lr_launch.
+  virtual void launch(int kernel, Dim3 grid, Dim3 block, std::span<const std::byte> args) = 0;
+  // Waits for everything launched or copied asynchronously.
+  virtual void synchronize() = 0;
+  // False when synchronize() has nothing native to wait on (host).
+  virtual bool has_synchronize() const { return true; }
+
+  // async = false: the API's blocking copy (what a user calls for pageable
+  // memory); async = true: the asynchronous copy on the baseline's stream
+  // (the caller synchronizes). Returns false when the API cannot do this
+  // copy (hsa: pageable memory).
+  virtual bool copy(void* dst, const void* src, size_t size, CopyKind kind, bool async) = 0;
+
+  virtual void* alloc_device(size_t size) = 0;
+  virtual void free_device(void* ptr) = 0;
+  virtual void* alloc_pinned(size_t size) = 0;
+  virtual void free_pinned(void* ptr) = 0;
+};
+
+// The baseline for `device` (an opened device of `backend`). Throws
+// LR_ERROR_NOT_SUPPORTED when the backend has none in this build.
+std::unique_ptr<NativeBaseline> make_native_baseline(std::string_view backend, Device& device);
+
+// Per-backend factories (defined in <backend>/<backend>_native.cpp).
+std::unique_ptr<NativeBaseline> make_host_native_baseline(Device& device);
+std::unique_ptr<NativeBaseline> make_cuda_native_baseline(Device& device);
+std::unique_ptr<NativeBaseline> make_hsa_native_baseline(Device& device);
+
+}  // namespace lrrt::rt
