@@ -1,15 +1,241 @@
-// Placeholder for `lrrt bench` until its implementation lands; replace this file.
+// `lrrt bench NAME|all`: runtime benchmarks beside their native baselines
+// (src/tool/bench_suite.*), on every usable backend unless --backend says
+// otherwise. Results: a table on the terminal, --format json|csv|markdown,
+// -o FILE rewritten atomically after each benchmark so partial results
+// survive a failure, --benchmark-format google for Google Benchmark's JSON.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "tool/atomic_file.hpp"
+#include "tool/bench_result.hpp"
+#include "tool/bench_suite.hpp"
 #include "tool/errors.hpp"
 
 namespace lrrt::cli {
+namespace {
+
+struct BenchCli {
+  CommonOptions common;
+  std::vector<std::string> names;
+  std::string backends;  // "" = every usable backend
+  std::string format;    // table|json|csv|markdown
+  std::string benchmark_format = "lrrt";
+  bool quick = false;
+  bool list = false;
+  std::string sizes;
+  double min_time = -1;
+  size_t min_samples = 0;
+  double max_time = -1;
+  size_t max_samples = 0;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string output_format(const BenchCli& o) {
+  if (!o.format.empty()) return o.format;
+  if (!o.common.output.empty()) {
+    std::string ext = std::filesystem::path(o.common.output).extension().string();
+    if (ext == ".csv") return "csv";
+    if (ext == ".md" || ext == ".markdown") return "markdown";
+    if (ext == ".txt") return "table";
+    return "json";
+  }
+  return stdout_is_terminal() ? "table" : "json";
+}
+
+std::string render(const tool::bench::ResultSet& r, const std::string& format, const std::string& bf) {
+  using namespace tool::bench;
+  if (format == "json") return (bf == "google" ? to_google_benchmark(r) : to_json(r)).dump(1) + "\n";
+  if (format == "csv") return to_csv(r);
+  if (format == "markdown") return to_markdown(r);
+  return to_table(r);
+}
+
+// The devices to run on: each usable backend's device --device, GPU first.
+std::vector<lrrt::Device> pick_devices(const BenchCli& o) {
+  std::vector<std::string> wanted = split(o.backends);
+  bool every = wanted.empty() || (wanted.size() == 1 && wanted[0] == "all");
+  std::vector<lrrt::Device> out;
+  auto backends = lrrt::Runtime::backends();
+  if (!every) {
+    for (const auto& w : wanted) {
+      if (w == "auto") continue;
+      bool known = false;
+      for (const auto& b : backends) known |= w == b.name;
+      if (!known) {
+        std::string names;
+        for (const auto& b : backends) names += std::string(", ") + b.name;
+        throw tool::InputError(fmt::format("--backend {}: unknown backend (this build has all, auto{})", w, names));
+      }
+    }
+  }
+  for (const auto& b : backends) {
+    bool chosen = every;
+    for (const auto& w : wanted) chosen |= w == b.name;
+    if (!chosen) continue;
+    if (!b.usable) {
+      if (!every)
+        throw tool::DeviceError(fmt::format("--backend {}: not usable: {} (see `lrrt info`)", b.name, b.message));
+      continue;
+    }
+    try {
+      out.push_back(lrrt::Device::select(b.name, o.common.device));
+    } catch (const lrrt::Error& e) {
+      if (!every) throw tool::DeviceError(fmt::format("--backend {} --device {}: {}", b.name, o.common.device, e.what()));
+    }
+  }
+  if (std::find(wanted.begin(), wanted.end(), "auto") != wanted.end() && out.empty())
+    out.push_back(lrrt::Device::select("auto", o.common.device));
+  if (out.empty()) throw tool::DeviceError("no usable device to benchmark (see `lrrt info`)");
+  return out;
+}
+
+void run(BenchCli& o) {
+  using namespace tool::bench;
+  if (o.list) {
+    for (const auto& b : benchmarks()) std::cout << fmt::format("{:<18} {}\n", b.name, b.description);
+    return;
+  }
+  if (o.names.empty()) throw tool::InputError("name a benchmark or 'all' (lrrt bench --list shows them)");
+  std::vector<std::string> names;
+  for (const auto& n : o.names) {
+    if (n == "all") {
+      for (const auto& b : benchmarks()) names.push_back(b.name);
+      continue;
+    }
+    bool known = false;
+    for (const auto& b : benchmarks()) known |= b.name == n;
+    if (!known) {
+      std::string list;
+      for (const auto& b : benchmarks()) list += ", " + b.name;
+      throw tool::InputError(fmt::format("unknown benchmark '{}': choose all{}", n, list));
+    }
+    names.push_back(n);
+  }
+  const std::string format = output_format(o);
+  if (o.benchmark_format == "google" && format != "json")
+    throw tool::InputError("--benchmark-format google writes JSON: use --format json or a .json output file");
+
+  BenchOptions options;
+  options.quick = o.quick;
+  options.sampling = default_sampling(o.quick);
+  if (o.min_time >= 0) options.sampling.min_time_s = o.min_time;
+  if (o.min_samples) options.sampling.min_samples = o.min_samples;
+  if (o.max_time >= 0) options.sampling.max_time_s = o.max_time;
+  if (o.max_samples) options.sampling.max_samples = std::max(o.max_samples, options.sampling.min_samples);
+  if (!o.sizes.empty()) options.sizes = parse_sizes(o.sizes);
+  options.kernel_dir = kernel_dir(o.common);
+
+  lrrt::Runtime runtime;
+  auto devices = pick_devices(o);
+
+  ResultSet results;
+  results.meta = collect_meta(argv());
+  results.meta["options"] = {{"quick", o.quick},
+                             {"min_time_s", options.sampling.min_time_s},
+                             {"min_samples", options.sampling.min_samples},
+                             {"max_time_s", options.sampling.max_time_s},
+                             {"max_samples", options.sampling.max_samples}};
+  for (auto& d : devices) results.devices.push_back(describe_device(d));
+
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  const size_t total = names.size() * devices.size();
+  size_t done = 0, failures = 0;
+  auto write = [&] {
+    if (!o.common.output.empty()) tool::write_file_atomic(o.common.output, render(results, format, o.benchmark_format));
+  };
+  for (const auto& name : names) {
+    for (auto& device : devices) {
+      std::string backend = device.backend();
+      std::string prefix = fmt::format("[{}/{}] ", done + 1, total);
+      options.progress = [&](const std::string& what) {
+        if (o.common.quiet) return;
+        if (tty) std::cerr << "\r\033[K" << prefix << what << std::flush;
+      };
+      if (!o.common.quiet && !tty) std::cerr << prefix << name << " on " << backend << "\n";
+      try {
+        run_benchmark(name, device, options, results);
+      } catch (const std::exception& e) {
+        ++failures;
+        results.errors.push_back(fmt::format("{} on {} failed: {}", name, backend, e.what()));
+        if (!o.common.quiet) std::cerr << (tty ? "\r\033[K" : "") << "lrrt bench: " << results.errors.back() << "\n";
+        // The device may hold failed work; clear it so the next benchmark starts clean.
+        try {
+          device.synchronize();
+        } catch (...) {
+        }
+      }
+      ++done;
+      write();  // partial results survive a later failure
+    }
+  }
+  if (!o.common.quiet && tty) std::cerr << "\r\033[K" << std::flush;
+
+  if (o.common.output.empty()) {
+    std::cout << render(results, format, o.benchmark_format) << std::flush;
+  } else if (!o.common.quiet) {
+    std::cout << to_table(results) << std::flush;
+    std::cerr << "wrote " << o.common.output << "\n";
+  }
+  if (failures) set_exit_code(tool::kExitRuntimeError);
+}
+
+}  // namespace
 
 void register_bench(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("bench", "(not implemented yet)");
-  sub->allow_extras();
-  sub->callback([] { throw tool::InputError("lrrt bench: not implemented yet"); });
+  auto o = std::make_shared<BenchCli>();
+  CLI::App* sub = app.add_subcommand(
+      "bench", "Runtime benchmarks beside the native API of each backend (launch overhead, copies, ...)");
+  sub->add_option("name", o->names,
+                  "Benchmarks to run: all, launch-overhead, copy-bandwidth, async-copy-launch, double-buffer, "
+                  "saxpy-bandwidth");
+  sub->add_flag("--list", o->list, "List the benchmarks and what they measure");
+  sub->add_option("--backend", o->backends,
+                  "Backends to run on, comma-separated (host, hsa, cuda), all or auto (default: every usable "
+                  "backend, host included)");
+  add_common_options(*sub, o->common, kOptDevice | kOptOutput | kOptQuiet | kOptKernelDir);
+  sub->add_option("--format", o->format,
+                  "table, json, csv or markdown (default: from -o's extension, else table on a terminal, json "
+                  "otherwise)")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  sub->add_option("--benchmark-format", o->benchmark_format,
+                  "JSON layout: lrrt (default; what lrrt compare reads) or google (Google Benchmark's format)")
+      ->check(CLI::IsMember({"lrrt", "google"}));
+  sub->add_flag("--quick", o->quick, "CI-sized run: short sampling, 5 copy sizes up to 64 MiB");
+  sub->add_option("--sizes", o->sizes,
+                  "copy-bandwidth sizes: a list (4K,64K,1M) or a range (4KiB..1GiB in x4 steps, 4K..1G:2 in x2); "
+                  "capped by device and host memory (default 4KiB..1GiB)");
+  sub->add_option("--min-time", o->min_time, "Seconds each measurement samples at least (default 0.2, quick 0.03)");
+  sub->add_option("--min-samples", o->min_samples, "Samples each measurement takes at least (default 10, quick 5)");
+  sub->add_option("--max-time", o->max_time, "Seconds after which a measurement stops (default 3, quick 0.5)");
+  sub->add_option("--max-samples", o->max_samples, "Samples after which a measurement stops (default 1000)");
+  sub->footer(R"(Each measurement warms up, then repeats until --min-time and --min-samples are both reached,
+and reports samples, min, median, mean, stddev, p90 and max. lrrt is measured through the public
+C ABI; the native baseline (raw cuLaunchKernel/cuMemcpy*, a raw AQL packet, a direct call of the
+host kernel entry) in the same process on the same buffers.
+
+Examples:
+  lrrt bench all --quick -o results.json
+  lrrt bench launch-overhead --backend host
+  lrrt bench copy-bandwidth --backend cuda --sizes 4K..1G --format markdown
+  lrrt compare base.json results.json
+
+Exit codes: 0 success; 2 usage error; 3 a benchmark failed (the others' results are still written).)");
+  sub->callback([o] { run(*o); });
 }
 
 }  // namespace lrrt::cli

@@ -1,0 +1,91 @@
+// Results of `lrrt bench`: one Measurement per (benchmark, case, backend,
+// implementation) with its samples and statistics, summaries derived from
+// them, and the writers (JSON, CSV, markdown, terminal table, Google
+// Benchmark JSON). `lrrt compare` reads the JSON back.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tool/bench_stats.hpp"
+
+namespace lrrt::tool::bench {
+
+inline constexpr const char* kSchema = "lrrt-bench/1";
+
+struct Measurement {
+  std::string benchmark;  // launch-overhead, copy-bandwidth, ...
+  std::string metric;     // enqueue, round-trip, copy, ...
+  std::string backend;    // host, cuda, hsa
+  std::string impl;       // "lrrt" or "native"
+  // Case parameters besides backend: direction, memory, variant ... (size
+  // separately, numeric).
+  std::map<std::string, std::string> params;
+  uint64_t size = 0;      // bytes the case is about (0: none)
+  uint64_t bytes = 0;     // bytes moved per operation, for GB/s (0: none)
+  std::string api;        // what was called, in words
+  std::vector<double> samples;  // nanoseconds per operation
+  Stats stats;
+
+  // Identity for matching across runs: everything but the samples.
+  std::string key() const;
+  // The case without implementation: pairs lrrt with native.
+  std::string case_key() const;
+  // "h2d pinned 64 MiB" for tables.
+  std::string case_label() const;
+  // GB/s at the median (bytes / ns); 0 when bytes is 0.
+  double gbps() const;
+};
+
+struct Summary {
+  std::string benchmark, backend, name;
+  double value = 0;
+  std::string unit;  // "x", "GB/s", "ns", "fraction"
+  std::string text;  // one sentence
+};
+
+struct ResultSet {
+  nlohmann::json meta = nlohmann::json::object();
+  nlohmann::json devices = nlohmann::json::array();
+  std::vector<Measurement> measurements;
+  std::vector<Summary> summaries;
+  std::vector<std::string> errors;  // benchmarks that failed, with why
+
+  const Measurement* find(const std::string& benchmark, const std::string& metric, const std::string& backend,
+                          const std::string& impl,
+                          const std::map<std::string, std::string>& params = {}, uint64_t size = 0) const;
+};
+
+// Metadata of this run: version, git sha and dirty flag, argv, date, host,
+// CPU, kernel.
+nlohmann::json collect_meta(const std::vector<std::string>& argv);
+
+nlohmann::json to_json(const ResultSet& results);
+// Throws InputError naming what is wrong.
+ResultSet from_json(const nlohmann::json& doc);
+
+std::string to_csv(const ResultSet& results);
+std::string to_markdown(const ResultSet& results);
+std::string to_table(const ResultSet& results);
+// Google Benchmark's JSON layout ("context" and "benchmarks" with
+// real_time/cpu_time in ns, one iteration row plus mean/median/stddev
+// aggregates per measurement).
+nlohmann::json to_google_benchmark(const ResultSet& results);
+
+// "4 KiB", "64 MiB", "1 GiB".
+std::string format_bytes(uint64_t bytes);
+// "812 ns", "4.14 us", "1.25 ms", "2.01 s".
+std::string format_time_ns(double ns);
+
+// Parses "4K,64K,1M" or "4KiB..1GiB" (x4 steps) or "4K..1G:2" (x2 steps);
+// suffixes K/M/G with optional "iB"/"B" are powers of 1024. Throws
+// InputError.
+std::vector<uint64_t> parse_sizes(const std::string& text);
+uint64_t parse_size(const std::string& text);
+
+}  // namespace lrrt::tool::bench

@@ -1,0 +1,67 @@
+// Statistics for benchmark samples and the noise-aware comparison behind
+// `lrrt compare`: summary statistics, the Mann-Whitney U test (normal
+// approximation with tie correction) and the verdict rule.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace lrrt::tool::bench {
+
+struct Stats {
+  size_t samples = 0;
+  double min = 0, median = 0, mean = 0, stddev = 0, p90 = 0, max = 0;
+};
+
+// Linear interpolation between closest ranks (numpy's default); `sorted`
+// must be sorted ascending and non-empty; q in [0, 1].
+double quantile_sorted(const std::vector<double>& sorted, double q);
+
+// Sample standard deviation (n - 1); 0 for fewer than two samples.
+Stats compute_stats(std::vector<double> samples);
+
+struct MannWhitney {
+  double u = 0;        // U of the first sample
+  double z = 0;        // standardised U (continuity corrected); > 0: a tends larger
+  double p_value = 1;  // two-sided, normal approximation
+};
+
+// Two-sided Mann-Whitney U test. Ties get mid ranks and the variance their
+// correction. With no variation at all (every value equal) p is 1.
+MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b);
+
+// Standard normal upper-tail probability P(Z > z).
+double normal_sf(double z);
+
+enum class Verdict { Same, Faster, Slower, Unsure };
+const char* verdict_name(Verdict v);
+
+struct VerdictOptions {
+  // A change smaller than this fraction of the base median is "same" even
+  // when the test finds it significant (5% = 0.05).
+  double threshold = 0.05;
+  // Significance level of the Mann-Whitney test.
+  double alpha = 0.01;
+  // Fewer samples than this on either side: decide on medians and the
+  // sample ranges (interval overlap) instead of the test.
+  size_t min_samples_for_test = 5;
+};
+
+struct Comparison {
+  double ratio = 1;    // new median / base median (time: > 1 is slower)
+  double p_value = 1;  // of the test, or 1 when not run
+  bool tested = false;
+  Verdict verdict = Verdict::Same;
+  std::string reason;  // one phrase explaining the verdict
+};
+
+// Compares two sets of time samples (lower is better).
+//  - |ratio - 1| <= threshold                      -> same
+//  - beyond the threshold and significant          -> faster / slower
+//  - beyond the threshold but not significant      -> unsure
+// With few samples, "significant" means the ranges [min, max] do not overlap.
+Comparison compare_samples(const std::vector<double>& base, const std::vector<double>& next,
+                           const VerdictOptions& options = {});
+
+}  // namespace lrrt::tool::bench
