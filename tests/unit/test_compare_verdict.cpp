@@ -1,0 +1,88 @@
+// lrrt compare's matching, verdict counting and the JSON round trip of bench
+// results, on synthetic result sets.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "tool/bench_result.hpp"
+#include "tool/compare_core.hpp"
+
+using namespace lrrt::tool::bench;
+
+namespace {
+
+Measurement make(const std::string& metric, const std::string& impl, double mean, unsigned seed,
+                 uint64_t size = 0) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> d(mean, mean * 0.02);
+  Measurement m;
+  m.benchmark = "copy-bandwidth";
+  m.metric = metric;
+  m.backend = "host";
+  m.impl = impl;
+  m.params = {{"direction", "h2d"}, {"memory", "pinned"}};
+  m.size = size;
+  m.bytes = size;
+  for (int i = 0; i < 50; ++i) m.samples.push_back(d(gen));
+  m.stats = compute_stats(m.samples);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("compare: matches by name and parameters and flags the regression") {
+  ResultSet base, next;
+  base.measurements = {make("copy", "lrrt", 1000, 1, 4096), make("copy", "lrrt", 5000, 2, 1 << 20),
+                       make("copy", "native", 1000, 3, 4096), make("copy", "lrrt", 100, 4, 64)};
+  next.measurements = {make("copy", "lrrt", 1000, 5, 4096), make("copy", "lrrt", 6000, 6, 1 << 20),
+                       make("copy", "native", 2000, 7, 4096), make("copy", "lrrt", 100, 8, 128)};
+  CompareReport r = compare_results(base, next);
+  REQUIRE(r.rows.size() == 2);  // native skipped, the 64/128 sizes do not match
+  CHECK(r.same == 1);
+  CHECK(r.slower == 1);
+  CHECK(r.regression());
+  CHECK(r.only_in_base.size() == 1);
+  CHECK(r.only_in_new.size() == 1);
+
+  CompareOptions with_native;
+  with_native.include_native = true;
+  CompareReport rn = compare_results(base, next, with_native);
+  CHECK(rn.rows.size() == 3);
+  CHECK(rn.slower == 2);
+
+  auto md = report_markdown(r, {});
+  CHECK(md.find("slower") != std::string::npos);
+  auto j = report_json(r, {});
+  CHECK(j["summary"]["slower"] == 1);
+  CHECK(j["summary"]["regression"] == true);
+}
+
+TEST_CASE("compare: a run against itself is all same") {
+  ResultSet base;
+  base.measurements = {make("copy", "lrrt", 1000, 1, 4096), make("copy", "lrrt", 5000, 2, 1 << 20)};
+  CompareReport r = compare_results(base, base);
+  CHECK(r.same == 2);
+  CHECK_FALSE(r.regression());
+}
+
+TEST_CASE("compare: bench JSON round trip keeps keys and samples") {
+  ResultSet r;
+  r.meta = {{"version", "0.1.0"}};
+  r.measurements = {make("copy", "lrrt", 1000, 1, 4096), make("copy", "native", 900, 2, 4096)};
+  r.summaries.push_back({"copy-bandwidth", "host", "x", 1.5, "x", "text"});
+  auto doc = to_json(r);
+  ResultSet back = from_json(doc);
+  REQUIRE(back.measurements.size() == 2);
+  CHECK(back.measurements[0].key() == r.measurements[0].key());
+  CHECK(back.measurements[0].samples == r.measurements[0].samples);
+  CHECK(back.measurements[0].stats.median == doctest::Approx(r.measurements[0].stats.median));
+  CHECK(back.summaries.size() == 1);
+  CHECK(compare_results(r, back).same == 1);
+
+  auto google = to_google_benchmark(r);
+  CHECK(google["benchmarks"].size() == 8);
+  CHECK(google["benchmarks"][0]["time_unit"] == "ns");
+  CHECK(to_csv(r).find("copy-bandwidth,copy,host,lrrt") != std::string::npos);
+  bool has_ratio = to_table(r).find("x bw") != std::string::npos;
+  CHECK(has_ratio);
+}
