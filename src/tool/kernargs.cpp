@@ -43,7 +43,7 @@ std::string describe_kernel_layout(const std::vector<KernelArg>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     out += fmt::format("{}({}){}: offset {}, {} bytes, {}", i ? "; " : "", i, a.name.empty() ? "" : " " + a.name, a.offset,
-                       a.size, a.pointer ? "pointer" : "value");
+                       a.size, !a.kind_known ? "pointer or value" : a.pointer ? "pointer" : "value");
   }
   return out;
 }
@@ -59,7 +59,7 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
     const ArgSlot& s = layout.slots[i];
     const KernelArg& k = kernel_args[i];
     std::string what;
-    if (s.pointer != k.pointer)
+    if (k.kind_known && s.pointer != k.pointer)
       what = fmt::format("is a {} but the kernel's argument {} is a {}", s.pointer ? "buffer (pointer)" : "scalar value", i,
                          k.pointer ? "pointer" : "value");
     else if (s.size != k.size)

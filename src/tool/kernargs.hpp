@@ -35,6 +35,9 @@ struct KernelArg {
   uint32_t size = 0;
   bool pointer = false;
   std::string name;  // may be empty
+  // False when the code object records offsets and sizes but not whether an
+  // argument is a pointer (cuda cubins: LR_ARG_OTHER); either kind matches.
+  bool kind_known = true;
 };
 
 // "(0) a: offset 0, 4 bytes, value; (1) x: offset 8, 8 bytes, pointer; ..."

@@ -111,7 +111,7 @@ std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device,
     std::vector<KernelArg> kargs;
     for (const auto& a : P->kernel.args()) {
       if (a.kind == LR_ARG_HIDDEN) continue;
-      kargs.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name});
+      kargs.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER});
     }
     check_kernargs(m.args, layout, kargs, m.kernel);
     P->layout_checked = true;

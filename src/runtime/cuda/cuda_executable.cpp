@@ -156,8 +156,10 @@ KernelInfo CudaModule::describe(CUfunction function, const std::string& name) co
   uint32_t align = 1;
   for (size_t i = 0; i < args.size(); ++i) {
     KernelArgInfo& a = args[i];
-    a.kind = LR_ARG_BY_VALUE;
-    a.value_kind = "by_value";
+    // The driver and cubins record offsets and sizes only: whether an
+    // argument is a pointer is unknown (LR_ARG_OTHER) unless PTX says `.ptr`.
+    a.kind = LR_ARG_OTHER;
+    a.value_kind = "unknown";
     if (recorded && i < recorded->params.size()) {
       const ImageParam& p = recorded->params[i];
       a.name = p.name;
