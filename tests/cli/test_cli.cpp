@@ -1,0 +1,479 @@
+// End-to-end tests of `lrrt` on the host backend. Every test works in a fresh
+// temporary folder; manifests for bad-input cases are generated there.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kBinary = LRRT_CLI_BINARY;
+const fs::path kKernels = LRRT_CLI_KERNEL_DIR;
+const fs::path kSource = LRRT_CLI_SOURCE_DIR;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "lrrt-cli-XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    path = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path / name; }
+  // Names in the folder, for "nothing was left behind" checks.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
+    return out;
+  }
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& s) {
+  std::ofstream out(p, std::ios::binary);
+  out << s;
+}
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+// Runs lrrt with args; stdout and stderr go to files in dir.
+Result run_lrrt(const TempDir& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s = {kBinary.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const fs::path out = dir / ".stdout", err = dir / ".stderr";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  REQUIRE_MESSAGE(rc == 0, "cannot start " << kBinary);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  Result r;
+  REQUIRE_MESSAGE(WIFEXITED(status), "lrrt did not exit normally (crashed?)");
+  r.rc = WEXITSTATUS(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+// `lrrt run` on host with short timing, results to dir/out.json.
+Result run_manifest(const TempDir& dir, const fs::path& manifest, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"run",         "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "2",
+                                   "--warmup",    "1",         "-q",   "-o",           (dir / "out.json").string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(manifest.string());
+  return run_lrrt(dir, args);
+}
+
+// A small valid saxpy manifest; tests break one thing at a time.
+json saxpy_manifest(uint32_t n = 1000) {
+  return json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": "@kernels/saxpy.host.so", "hsa": "@kernels/saxpy.{arch}.hsaco"},
+    "kernel": "saxpy",
+    "buffers": [
+      {"name": "x", "type": "f32", "count": 1000, "init": {"random": {"min": -1, "max": 1}}},
+      {"name": "y", "type": "f32", "count": 1000, "init": {"random": {"min": -1, "max": 1}}}
+    ],
+    "args": [
+      {"type": "f32", "value": 2.5},
+      {"buffer": "x"},
+      {"buffer": "y"},
+      {"type": "u32", "value": {"count_of": "y"}}
+    ],
+    "launch": {"workgroup_size": [64], "global_size": [{"count_of": "y"}]},
+    "verify": [{"buffer": "y", "expected": {"reference": "saxpy"}}]
+  })")
+      .patch(json::array({{{"op", "replace"}, {"path", "/buffers/0/count"}, {"value", n}},
+                          {{"op", "replace"}, {"path", "/buffers/1/count"}, {"value", n}}}));
+}
+
+fs::path write_manifest(const TempDir& dir, const std::string& name, const json& m) {
+  fs::path p = dir / name;
+  write_text(p, m.dump(2));
+  return p;
+}
+
+// Checks an error run: exit code, message fragments, and no result file or
+// temporary left in the folder.
+void expect_error(const TempDir& dir, const Result& r, int rc, const std::vector<std::string>& fragments) {
+  INFO("stderr: " << r.err);
+  CHECK(r.rc == rc);
+  for (const auto& f : fragments) CHECK_MESSAGE(r.err.find(f) != std::string::npos, "missing \"" << f << "\"");
+  CHECK_FALSE(fs::exists(dir / "out.json"));
+  for (const auto& e : dir.entries()) CHECK_MESSAGE(e.find(".tmp.") == std::string::npos, "temporary left: " << e);
+}
+
+json results(const TempDir& dir) { return json::parse(read_text(dir / "out.json")); }
+
+}  // namespace
+
+TEST_CASE("every bundled manifest runs and verifies on host") {
+  std::vector<fs::path> manifests;
+  for (const auto& e : fs::directory_iterator(kSource / "manifests"))
+    if (e.path().extension() == ".json") manifests.push_back(e.path());
+  REQUIRE(manifests.size() >= 6);
+  for (const auto& m : manifests) {
+    SUBCASE(m.filename().string().c_str()) {
+      TempDir dir;
+      Result r = run_manifest(dir, m);
+      INFO(m << " stderr: " << r.err);
+      REQUIRE(r.rc == 0);
+      json doc = results(dir);
+      CHECK(doc["kind"] == "run");
+      CHECK(doc["meta"].contains("git_sha"));
+      CHECK(doc["meta"]["argv"].size() > 3);
+      CHECK(doc["device"]["backend"] == "host");
+      const json& run = doc["runs"][0];
+      CHECK(run["kernargs"]["layout_checked"] == true);
+      CHECK(run["timing"]["samples"].size() == 2);
+      for (const char* k : {"min_ns", "median_ns", "mean_ns", "stddev_ns", "max_ns"}) CHECK(run["timing"].contains(k));
+      if (m.filename() == "empty.json") {
+        CHECK(run["verification"]["status"] == "skipped");
+        CHECK(!run["verification"]["reason"].get<std::string>().empty());
+      } else {
+        CHECK(run["verification"]["status"] == "passed");
+        CHECK(!run["verification"]["checks"].empty());
+        CHECK(run["timing"].contains("bandwidth_gbps"));
+      }
+    }
+  }
+}
+
+TEST_CASE("random inputs without a seed are fresh each run and the seed is recorded") {
+  TempDir dir;
+  auto seed_of = [&] {
+    Result r = run_manifest(dir, kSource / "manifests" / "saxpy.json");
+    REQUIRE(r.rc == 0);
+    json s = results(dir)["runs"][0]["buffers"][0]["init"]["random"]["seed"];
+    REQUIRE(s.is_number_unsigned());
+    return s.get<uint64_t>();
+  };
+  CHECK(seed_of() != seed_of());
+}
+
+TEST_CASE("outputs are poisoned: elements the kernel does not write fail verification") {
+  TempDir dir;
+  json m = json::parse(read_text(kSource / "manifests" / "vector_add_f32.json"));
+  // Launch only half the work-items; n still claims the whole buffer.
+  m["launch"]["global_size"] = {500000};
+  m.erase("$schema");
+  Result r = run_manifest(dir, write_manifest(dir, "half.json", m));
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  json doc = results(dir);  // verification failures still write results
+  const json& check = doc["runs"][0]["verification"]["checks"][0];
+  CHECK(doc["runs"][0]["verification"]["status"] == "failed");
+  CHECK(check["mismatches"].get<uint64_t>() == 1000003 - 500224);  // 1954 workgroups of 256 ran
+  CHECK(check["first_mismatches"][0]["index"] == 500224);
+  CHECK(check["first_mismatches"][0]["got"] == "nan");
+}
+
+TEST_CASE("in-place kernels are verified against one application") {
+  // saxpy with many iterations: the verified launch is separate from timing.
+  TempDir dir;
+  json m = json::parse(read_text(kSource / "manifests" / "saxpy.json"));
+  m.erase("$schema");
+  m["iterations"] = 7;
+  m["warmup"] = 5;
+  Result r = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "-q", "-o",
+                            (dir / "out.json").string(), write_manifest(dir, "saxpy7.json", m).string()});
+  CHECK(r.rc == 0);
+  CHECK(results(dir)["runs"][0]["verification"]["status"] == "passed");
+}
+
+TEST_CASE("expected values from npy, raw and inline values; saving outputs") {
+  TempDir dir;
+  json m = saxpy_manifest(16);
+  m["buffers"][0]["init"] = {{"iota", {{"start", 0}, {"step", 1}}}};
+  m["buffers"][1]["init"] = {{"fill", 1}};
+  m["save"] = {{{"buffer", "y"}, {"npy", (dir / "y.npy").string()}}};
+  REQUIRE(run_manifest(dir, write_manifest(dir, "save.json", m)).rc == 0);
+  REQUIRE(fs::exists(dir / "y.npy"));
+  fs::remove(dir / "out.json");
+
+  // The saved .npy as expected values.
+  m.erase("save");
+  m["verify"] = {{{"buffer", "y"}, {"expected", {{"npy", "y.npy"}}}}};
+  Result r = run_manifest(dir, write_manifest(dir, "npy.json", m));
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  fs::remove(dir / "out.json");
+
+  // Inline values: y = 2.5 * i + 1.
+  json values = json::array();
+  for (int i = 0; i < 16; ++i) values.push_back(2.5 * i + 1);
+  m["verify"] = {{{"buffer", "y"}, {"expected", {{"values", values}}}}};
+  CHECK(run_manifest(dir, write_manifest(dir, "values.json", m)).rc == 0);
+  fs::remove(dir / "out.json");
+
+  // Raw file with one wrong value: exit 1, mismatch reported.
+  std::vector<float> raw(16);
+  for (int i = 0; i < 16; ++i) raw[i] = 2.5f * i + 1;
+  raw[5] = 99;
+  write_text(dir / "y.raw", std::string(reinterpret_cast<const char*>(raw.data()), raw.size() * 4));
+  m["verify"] = {{{"buffer", "y"}, {"expected", {{"raw", "y.raw"}}}}};
+  r = run_manifest(dir, write_manifest(dir, "raw.json", m));
+  CHECK(r.rc == 1);
+  json check = results(dir)["runs"][0]["verification"]["checks"][0];
+  CHECK(check["mismatches"] == 1);
+  CHECK(check["first_mismatches"][0]["index"] == 5);
+  CHECK(check["first_mismatches"][0]["expected"] == 99);
+  CHECK(check["first_mismatches"][0]["got"].get<double>() == doctest::Approx(13.5));
+}
+
+TEST_CASE("a reference backend equal to the backend under test is skipped, not passed") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["verify"] = {{{"buffer", "y"}, {"expected", {{"reference_backend", "host"}}}}};
+  Result r = run_manifest(dir, write_manifest(dir, "refbackend.json", m));
+  CHECK(r.rc == 0);
+  json v = results(dir)["runs"][0]["verification"];
+  CHECK(v["status"] == "skipped");
+  CHECK(v["checks"][0]["status"] == "skipped");
+}
+
+TEST_CASE("formats: csv rows, table, and json by default when stdout is not a terminal") {
+  TempDir dir;
+  const std::string m = (kSource / "manifests" / "vector_add_i32.json").string();
+  const std::vector<std::string> base = {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1", "-q"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.push_back(m);
+    return run_lrrt(dir, a);
+  };
+  Result csv = with({"--format", "csv"});
+  REQUIRE(csv.rc == 0);
+  CHECK(csv.out.rfind("manifest,name,kernel,backend", 0) == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 2);
+  Result table = with({"--format", "table"});
+  CHECK(table.out.find("verification") != std::string::npos);
+  CHECK(table.out.find("passed") != std::string::npos);
+  Result def = with({});
+  CHECK(json::parse(def.out)["runs"].size() == 1);
+  Result csv_file = with({"-o", (dir / "r.csv").string()});
+  CHECK(read_text(dir / "r.csv").rfind("manifest,", 0) == 0);
+}
+
+TEST_CASE("lrrt info lists backends and devices") {
+  TempDir dir;
+  Result r = run_lrrt(dir, {"info", "--format", "json"});
+  REQUIRE(r.rc == 0);
+  json doc = json::parse(r.out);
+  REQUIRE(doc["backends"].is_array());
+  bool host = false;
+  for (const auto& b : doc["backends"]) {
+    CHECK(b.contains("usable"));
+    CHECK(b.contains("message"));
+    if (b["name"] == "host") host = b["usable"] == true;
+  }
+  CHECK(host);
+  REQUIRE(!doc["devices"].empty());
+  for (const auto& d : doc["devices"])
+    for (const char* k : {"backend", "index", "name", "arch", "compute_units", "wave_size", "max_workgroup_size", "memory_bytes"})
+      CHECK_MESSAGE(d.contains(k), k);
+  Result t = run_lrrt(dir, {"info", "--format", "table"});
+  CHECK(t.out.find("Backends") != std::string::npos);
+  CHECK(t.out.find("host") != std::string::npos);
+}
+
+TEST_CASE("help teaches options, examples and exit codes") {
+  TempDir dir;
+  Result r = run_lrrt(dir, {"--help"});
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("Exit codes") != std::string::npos);
+  CHECK(r.out.find("verification failed") != std::string::npos);
+  Result run = run_lrrt(dir, {"run", "--help"});
+  CHECK(run.rc == 0);
+  for (const char* o : {"--backend", "--device", "--format", "--output", "--quiet", "--kernel-dir", "Examples"})
+    CHECK_MESSAGE(run.out.find(o) != std::string::npos, o);
+}
+
+TEST_CASE("usage errors exit 2") {
+  TempDir dir;
+  CHECK(run_lrrt(dir, {}).rc == 2);
+  CHECK(run_lrrt(dir, {"run", "--no-such-option", (kSource / "manifests" / "saxpy.json").string()}).rc == 2);
+  CHECK(run_lrrt(dir, {"run", "--format", "xml", (kSource / "manifests" / "saxpy.json").string()}).rc == 2);
+  Result r = run_lrrt(dir, {"run", (dir / "missing.json").string()});
+  CHECK(r.rc == 2);
+  // -o into a folder that does not exist: error, nothing written.
+  Result o = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1", "-q", "-o",
+                            (dir / "no" / "such" / "out.json").string(), (kSource / "manifests" / "empty.json").string()});
+  CHECK(o.rc == 2);
+  CHECK(o.err.find("out.json") != std::string::npos);
+}
+
+// ---------------------------------------------------------------- bad input
+
+TEST_CASE("bad input: malformed JSON") {
+  TempDir dir;
+  write_text(dir / "m.json", "{\"lrrt_manifest\": 1,\n  \"kernel\": \"saxpy\",\n");
+  expect_error(dir, run_manifest(dir, dir / "m.json"), 2, {"m.json", "malformed JSON", "line"});
+}
+
+TEST_CASE("bad input: missing field") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m.erase("kernel");
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"m.json", "missing required field \"kernel\""});
+  m = saxpy_manifest();
+  m["buffers"][1].erase("type");
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/buffers/1", "\"type\""});
+}
+
+TEST_CASE("bad input: mistyped field") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["launch"]["workgroup_size"] = {"64"};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/launch/workgroup_size/0", "string \"64\""});
+  m = saxpy_manifest();
+  m["args"][0]["type"] = "float";
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/args/0/type", "unknown type \"float\""});
+}
+
+TEST_CASE("bad input: unknown field") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["buffers"][0]["init"]["random"]["sede"] = 1;
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2,
+               {"/buffers/0/init/random/sede", "unknown field", "seed"});
+  m = saxpy_manifest();
+  m["iteration"] = 5;
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/iteration", "did you mean \"iterations\""});
+}
+
+TEST_CASE("bad input: missing code object") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["code_object"]["host"] = "@kernels/nope.host.so";
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/code_object/host", "not found", "nope.host.so"});
+  m["code_object"] = {{"cuda", "x.cubin"}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/code_object", "no code object for backend \"host\""});
+}
+
+TEST_CASE("bad input: unknown kernel") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["kernel"] = "saxpyy";
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/kernel", "saxpyy", "it has: saxpy"});
+}
+
+TEST_CASE("bad input: too few and too many arguments, wrong argument types") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["args"].erase(3);
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/args", "too few arguments", "offset 24"});
+  m = saxpy_manifest();
+  m["args"].push_back({{"type", "u32"}, {"value", 1}});
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/args", "too many arguments"});
+  m = saxpy_manifest();
+  m["args"][0] = {{"buffer", "x"}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/args/0", "pointer", "value"});
+  m = saxpy_manifest();
+  m["args"][3]["type"] = "u64";
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/args/3", "8 bytes", "4 bytes"});
+}
+
+TEST_CASE("bad input: buffer too small for the launch") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["args"][3] = {{"type", "u32"}, {"value", 2000}, {"bounds", {"x", "y"}}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/args/3/bounds/0", "buffer \"x\" is too small"});
+  m = saxpy_manifest();
+  m["launch"] = {{"workgroup_size", {64}}, {"workgroup_count", {32}}, {"covers", {"x", "y"}}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2,
+               {"/launch/covers/0", "too small for the launch", "2048 work-items"});
+}
+
+TEST_CASE("bad input: grid arithmetic that overflows") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["launch"] = {{"workgroup_size", {1024}}, {"workgroup_count", {4194304}}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/launch/workgroup_count/0", "overflows"});
+  m["launch"] = {{"workgroup_size", {256}}, {"global_size", {4294967295u}}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/launch/global_size/0", "overflows"});
+}
+
+TEST_CASE("bad input: allocation larger than the device") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["buffers"][0]["count"] = uint64_t(1) << 60;  // x: 4 EiB
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 3, {"/buffers/0", "\"x\"", "device"});
+}
+
+TEST_CASE("bad input: corrupt code object") {
+  TempDir dir;
+  write_text(dir / "corrupt.host.so", std::string("\x7f" "ELF garbage that is not a shared object", 40));
+  json m = saxpy_manifest();
+  m["code_object"] = "corrupt.host.so";
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/code_object", "corrupt.host.so"});
+}
+
+TEST_CASE("bad input: wrong-architecture code object (an AMD hsaco on host)") {
+  TempDir dir;
+  // A minimal ELF64 header with e_machine = EM_AMDGPU (224).
+  std::string elf(512, '\0');
+  const unsigned char ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 64};
+  std::memcpy(elf.data(), ident, sizeof(ident));
+  elf[16] = 3;      // ET_DYN
+  elf[18] = char(224);
+  elf[20] = 1;      // EV_CURRENT
+  write_text(dir / "saxpy.gfx1100.hsaco", elf);
+  json m = saxpy_manifest();
+  m["code_object"] = "saxpy.gfx1100.hsaco";
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/code_object", "saxpy.gfx1100.hsaco", "AMDGPU"});
+}
+
+TEST_CASE("bad input: launch beyond the device's limits") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["launch"]["workgroup_size"] = {4096};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/launch/workgroup_size", "maximum"});
+}
+
+TEST_CASE("bad input: an error in a later manifest leaves no result file") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["kernel"] = "nope";
+  fs::path bad = write_manifest(dir, "bad.json", m);
+  Result r = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1", "-q", "-o",
+                            (dir / "out.json").string(), (kSource / "manifests" / "empty.json").string(), bad.string()});
+  expect_error(dir, r, 2, {"bad.json", "/kernel"});
+}
