@@ -111,8 +111,10 @@ void run(BenchCli& o) {
     return;
   }
   if (o.names.empty()) throw tool::InputError("name a benchmark or 'all' (lrrt bench --list shows them)");
-  std::vector<std::string> names;
-  for (const auto& n : o.names) {
+  std::vector<std::string> names, requested;
+  for (const auto& item : o.names)
+    for (const auto& n : split(item)) requested.push_back(n);
+  for (const auto& n : requested) {
     if (n == "all") {
       for (const auto& b : benchmarks()) names.push_back(b.name);
       continue;
