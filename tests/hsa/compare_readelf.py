@@ -60,6 +60,14 @@ def parse_block(lines, i):
     return mapping, i
 
 
+def readelf_abi_version(readelf, path):
+    out = subprocess.run([readelf, "-h", path], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.strip().startswith("ABI Version:"):
+            return int(line.split(":")[1])
+    raise RuntimeError(f"{path}: no ABI Version in llvm-readelf -h")
+
+
 def readelf_metadata(readelf, path):
     out = subprocess.run([readelf, "--notes", path], check=True, capture_output=True, text=True).stdout
     lines = out.splitlines()
@@ -72,13 +80,12 @@ def readelf_metadata(readelf, path):
     return doc
 
 
-def compare(obj, md, label):
+def compare(obj, md, abi_version, label):
     errors = []
     if obj["targets"] != [md["amdhsa.target"]]:
         errors.append(f"{label}: target {obj['targets']} vs {md['amdhsa.target']}")
-    version = md.get("amdhsa.version", [])
-    if len(version) == 2 and obj.get("code_object_version") != version[1] + 3:
-        errors.append(f"{label}: code object version {obj.get('code_object_version')} vs {version}")
+    if obj.get("code_object_version") != abi_version + 2:  # ELF ABI version 2 = v4
+        errors.append(f"{label}: code object version {obj.get('code_object_version')} vs ELF ABI version {abi_version}")
     mine = {k["name"]: k for k in obj["kernels"]}
     theirs = {k[".name"]: k for k in md.get("amdhsa.kernels", [])}
     if set(mine) != set(theirs):
@@ -105,7 +112,8 @@ def main():
     errors = []
     checked = 0
     if doc["format"] == "hsaco":
-        errors += compare(doc, readelf_metadata(readelf, path), os.path.basename(path))
+        errors += compare(doc, readelf_metadata(readelf, path), readelf_abi_version(readelf, path),
+                          os.path.basename(path))
         checked = len(doc["kernels"])
     elif doc["format"] == "clang-offload-bundle":
         bundler = readelf.replace("llvm-readelf", "clang-offload-bundler")
@@ -114,7 +122,8 @@ def main():
                 out = os.path.join(tmp, "entry.hsaco")
                 subprocess.run([bundler, "--unbundle", "--type=o", f"--input={path}",
                                 f"--targets={obj['bundle_entry_id']}", f"--output={out}"], check=True)
-                errors += compare(obj, readelf_metadata(readelf, out), obj["bundle_entry_id"])
+                errors += compare(obj, readelf_metadata(readelf, out), readelf_abi_version(readelf, out),
+                                  obj["bundle_entry_id"])
                 checked += len(obj["kernels"])
         if len(doc["objects"]) < 2:
             errors.append("expected several AMDGPU targets in the bundle")

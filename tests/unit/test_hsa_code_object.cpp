@@ -129,7 +129,7 @@ TEST_CASE("hsa code object: every built target parses") {
       auto co = parse_code_object(read_kernel(std::string(src) + "." + arch + ".hsaco"));
       CHECK(co.target_id.processor == arch);
       CHECK(!co.kernels.empty());
-      for (const auto& k : co.kernels) CHECK(k.wavefront_size == (std::string(arch).substr(0, 5) == "gfx9" ? 64u : 32u));
+      for (const auto& k : co.kernels) CHECK(k.wavefront_size == (std::string(arch).substr(0, 4) == "gfx9" ? 64u : 32u));
     }
   auto vadd = parse_code_object(read_kernel("vector_add.gfx1100.hsaco"));
   CHECK(vadd.kernels.size() == 2);
@@ -164,7 +164,7 @@ TEST_CASE("hsa code object: offload bundle entries and selection") {
 TEST_CASE("hsa kernargs: explicit and hidden packing against the metadata") {
   for (const char* file : {"saxpy.gfx1100.hsaco", "saxpy.gfx90a.hsaco", "saxpy.gfx1100.v6.hsaco",
                            "saxpy.gfx1100.v4.hsaco"}) {
-    CAPTURE(file);
+    INFO(file);
     auto co = parse_code_object(read_kernel(file));
     const auto& k = co.kernels[0];
     struct {
@@ -177,13 +177,13 @@ TEST_CASE("hsa kernargs: explicit and hidden packing against the metadata") {
     c.grid = {4, 2, 1};
     c.block = {256, 1, 1};
     c.dynamic_shared_bytes = 128;
-    std::vector<std::byte> out(k.kernarg_size, std::byte{0xee});
+    std::vector<std::byte> out(std::max<size_t>(k.kernarg_size, 32), std::byte{0xee});
     pack_kernargs(k, c, std::as_bytes(std::span(&args, 1)).first(28), out);
     CHECK(at<float>(out, 0) == 2.5f);
     CHECK(at<uint64_t>(out, 8) == 0x1111222233334444ull);
     CHECK(at<uint64_t>(out, 16) == 0x5555666677778888ull);
     CHECK(at<uint32_t>(out, 24) == 1000);
-    CHECK(at<uint32_t>(out, 28) == 0);  // padding zeroed
+    if (k.kernarg_size > 28) CHECK(at<uint32_t>(out, 28) == 0);  // padding zeroed
     for (const auto& a : k.args) {
       if (a.kind != LR_ARG_HIDDEN) continue;
       uint64_t v = 0;

@@ -38,8 +38,9 @@ struct Hooks {
     get_dispatch = reinterpret_cast<lrrt_hsa_standin_get_dispatch_fn>(dlsym(lib, "lrrt_hsa_standin_get_dispatch"));
     reset = reinterpret_cast<lrrt_hsa_standin_reset_fn>(dlsym(lib, "lrrt_hsa_standin_reset"));
     counter = reinterpret_cast<lrrt_hsa_standin_counter_fn>(dlsym(lib, "lrrt_hsa_standin_counter"));
-    REQUIRE(set_fault);
-    REQUIRE(get_dispatch);
+    REQUIRE(bool(set_fault));
+    REQUIRE(bool(get_dispatch));
+    REQUIRE(bool(counter));
     reset();
     set_fault("");
   }

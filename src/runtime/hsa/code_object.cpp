@@ -246,7 +246,11 @@ CodeObjectInfo parse_code_object(std::span<const std::byte> elf) {
   if (const Obj* v = map_get(root, "amdhsa.version"); v && v->type == msgpack::type::ARRAY)
     for (uint32_t i = 0; i < v->via.array.size; ++i)
       if (auto u = as_uint(v->via.array.ptr[i])) info.metadata_version.push_back(*u);
-  if (info.metadata_version.size() >= 2 && info.metadata_version[0] == 1)
+  // The ELF header says which code object version (v6 keeps metadata 1.2).
+  constexpr uint8_t kOsAbiAmdgpuHsa = 64;
+  if (eh.e_ident[EI_OSABI] == kOsAbiAmdgpuHsa && eh.e_ident[EI_ABIVERSION] >= 2)
+    info.code_object_version = uint32_t(eh.e_ident[EI_ABIVERSION]) + 2;  // 2 = v4, 3 = v5, 4 = v6
+  else if (info.metadata_version.size() >= 2 && info.metadata_version[0] == 1)
     info.code_object_version = uint32_t(info.metadata_version[1]) + 3;  // [1,1] = v4
   info.target = get_str(root, "amdhsa.target");
   if (info.target.empty()) {

@@ -228,6 +228,7 @@ std::unique_ptr<Module> HsaDevice::load_module(std::span<const std::byte> image)
 
 hsa_signal_t HsaEvent::arm(Kind kind, hsa_queue_t* queue, std::shared_ptr<QueueErrorState> error,
                            std::string what) {
+  keep_.clear();
   sig_ = device_.acquire_signal();
   kind_ = kind;
   queue_ = queue;

@@ -76,6 +76,8 @@ class HsaEvent final : public Event {
   hsa_queue_t* queue_ = nullptr;
   std::shared_ptr<QueueErrorState> error_;
   std::string what_;
+ public:
+  std::vector<SignalRef> keep_;  // dependencies of its marker barrier
 };
 
 struct HsaKernel final : public Kernel {
@@ -121,10 +123,17 @@ class HsaQueue final : public Queue {
     SignalRef event_signal;  // when the dispatch completes an event instead
     const HsaKernel* kernel = nullptr;
     bool busy = false;
+    // Dependency signals the dispatch's barriers wait on: kept out of the
+    // signal pool until the dispatch completed.
+    std::vector<SignalRef> keep;
+    // A copy that waits on `own`: `own` is not reset before that copy
+    // completed (it may not have seen the 0 yet).
+    SignalRef copy_waiter;
   };
   struct PendingCopy {
     SignalRef signal;
     void* staging = nullptr;
+    std::vector<SignalRef> keep;  // its dependency signals
   };
 
   void create_hsa_queue();
@@ -150,6 +159,7 @@ class HsaQueue final : public Queue {
   std::vector<Slot> slots_;
   size_t next_slot_ = 0;
   hsa_signal_t last_signal_{0};  // completion of the last AQL packet
+  Slot* last_slot_ = nullptr;    // its slot when it was a dispatch on `own`
   SignalRef last_ref_;           // keeps last_signal_ alive when pooled
   std::vector<PendingCopy> copies_;
   hsa_signal_t barrier_signal_{0};  // completion of dependency barriers

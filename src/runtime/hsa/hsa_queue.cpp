@@ -80,8 +80,12 @@ HsaQueue::Slot& HsaQueue::acquire_slot(size_t bytes) {
                 fmt::format("kernel '{}' (kernarg buffer reuse)", s.kernel->info().name));
     throw_if_failed();
   }
+  if (s.copy_waiter && api_.hsa_signal_load_relaxed(s.copy_waiter->handle) > 0)
+    wait_signal(ctx_, s.copy_waiter->handle, nullptr, "an async copy (kernarg buffer reuse)");
+  s.copy_waiter.reset();
   s.busy = false;
   s.event_signal.reset();
+  s.keep.clear();
   if (s.capacity < bytes) {
     if (s.kernarg) device_.free_kernarg(s.kernarg);
     s.kernarg = nullptr;
@@ -188,7 +192,10 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   std::vector<SignalRef> keep;
   collect_waits(wait_for, deps, keep);
   reap_copies();
-  for (auto& cp : copies_) deps.push_back(cp.signal->handle);
+  for (auto& cp : copies_) {
+    deps.push_back(cp.signal->handle);
+    keep.push_back(cp.signal);
+  }
   if (!deps.empty()) emit_barriers(deps, hsa_signal_t{0});
 
   size_t bytes = std::max<size_t>(k->kernarg_size, args.size());
@@ -205,6 +212,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   }
   s.kernel = k;
   s.busy = true;
+  s.keep = std::move(keep);
 
   uint64_t idx;
   auto* p = static_cast<hsa_kernel_dispatch_packet_t*>(reserve_packet(&idx));
@@ -214,6 +222,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   ring_doorbell(idx);
   last_signal_ = completion;
   last_ref_ = s.event_signal;
+  last_slot_ = s.event_signal ? nullptr : &s;
 }
 
 void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
@@ -224,10 +233,17 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
   std::vector<SignalRef> keep;
   collect_waits(wait_for, deps, keep);
   // In order with this queue: after the last AQL packet and earlier copies.
-  if (last_signal_.handle && api_.hsa_signal_load_relaxed(last_signal_) > 0)
+  bool waits_on_slot = false;
+  if (last_signal_.handle && api_.hsa_signal_load_relaxed(last_signal_) > 0) {
     deps.push_back(last_signal_);
+    if (last_ref_) keep.push_back(last_ref_);
+    waits_on_slot = last_slot_ != nullptr;
+  }
   reap_copies();
-  for (auto& cp : copies_) deps.push_back(cp.signal->handle);
+  for (auto& cp : copies_) {
+    deps.push_back(cp.signal->handle);
+    keep.push_back(cp.signal);
+  }
 
   hsa_agent_t gpu = device_.agent(), cpu = ctx_.cpu_agent;
   hsa_agent_t dst_agent = kind == CopyKind::DeviceToHost ? cpu : gpu;
@@ -270,7 +286,8 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
     device_.free_staging(staging);
     staging = nullptr;
   }
-  copies_.push_back({std::move(sig), staging});
+  if (waits_on_slot) last_slot_->copy_waiter = sig;
+  copies_.push_back({std::move(sig), staging, std::move(keep)});
 }
 
 void HsaQueue::record(Event& event) {
@@ -281,8 +298,12 @@ void HsaQueue::record(Event& event) {
   std::vector<hsa_signal_t> deps;
   reap_copies();
   std::vector<SignalRef> copy_refs;
-  for (auto& cp : copies_) deps.push_back(cp.signal->handle);
+  for (auto& cp : copies_) {
+    deps.push_back(cp.signal->handle);
+    copy_refs.push_back(cp.signal);
+  }
   hsa_signal_t completion = ev->arm(HsaEvent::Kind::Marker, queue_, error_, "an event marker");
+  ev->keep_ = std::move(copy_refs);
   if (deps.empty()) {
     uint64_t idx;
     auto* p = static_cast<hsa_barrier_and_packet_t*>(reserve_packet(&idx));
@@ -294,6 +315,7 @@ void HsaQueue::record(Event& event) {
   }
   last_signal_ = completion;
   last_ref_ = ev->signal_ref();
+  last_slot_ = nullptr;
 }
 
 void HsaQueue::throw_if_failed() {
@@ -314,9 +336,12 @@ void HsaQueue::throw_if_failed() {
     }
     s.busy = false;
     s.event_signal.reset();
+    s.keep.clear();
+    s.copy_waiter.reset();
   }
   last_signal_ = hsa_signal_t{0};
   last_ref_.reset();
+  last_slot_ = nullptr;
   auto old = error_;
   destroy_hsa_queue();
   std::string recovered = "a new hsa queue replaces it";
@@ -341,7 +366,8 @@ void HsaQueue::synchronize() {
     std::string what = "the last operation on the hsa queue";
     for (size_t i = 1; i <= slots_.size(); ++i) {
       const Slot& s = slots_[(next_slot_ + slots_.size() - i) % slots_.size()];
-      if (s.busy) {
+      // Only unfinished dispatches: a finished one's module may be gone.
+      if (s.busy && !slot_done(s)) {
         what = fmt::format("kernel '{}'", s.kernel->info().name);
         break;
       }

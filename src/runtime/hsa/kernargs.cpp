@@ -1,5 +1,6 @@
 #include "kernargs.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "error.hpp"
@@ -40,7 +41,10 @@ uint32_t hidden_args_offset(const KernelInfo& info) {
 
 void check_explicit_args(const KernelInfo& info, size_t args_size) {
   uint32_t need = info.explicit_kernarg_size();
-  uint32_t max = hidden_args_offset(info);
+  // Up to the hidden block, or the explicit size rounded up to the segment's
+  // alignment (a packed struct's sizeof) when the hidden block is absent.
+  uint32_t align = info.kernarg_align ? info.kernarg_align : 8;
+  uint32_t max = std::max(hidden_args_offset(info), (need + align - 1) / align * align);
   if (args_size < need || args_size > max) {
     if (need == max)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,

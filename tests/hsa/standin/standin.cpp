@@ -468,8 +468,9 @@ EXPORT hsa_status_t hsa_init() {
   if (faults().init_fail) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   std::lock_guard l(state().mutex);
   if (state().init_count++ == 0) {
-    copy_engine = new CopyEngine;
-    copy_engine->thread = std::thread([] { copy_engine->run(); });
+    auto* ce = new CopyEngine;
+    ce->thread = std::thread([ce] { ce->run(); });
+    copy_engine = ce;
   }
   return HSA_STATUS_SUCCESS;
 }
