@@ -113,7 +113,7 @@ std::string get_string(const json& v, const std::string& ptr, bool allow_empty =
 uint64_t get_uint(const json& v, const std::string& ptr, uint64_t min = 0,
                   uint64_t max = std::numeric_limits<uint64_t>::max()) {
   uint64_t u = 0;
-  if (v.is_number_unsigned()) u = v.get<uint64_t>();
+  if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0)) u = v.get<uint64_t>();
   else if (v.is_number_integer()) throw ManifestError(ptr, fmt::format("must be at least {}, got {}", min, v.dump()));
   else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
            v.get<double>() >= 0 && v.get<double>() < 18446744073709551616.0)
