@@ -1,0 +1,177 @@
+// npy read/write, atomic file writes, printers.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tool/atomic_file.hpp"
+#include "tool/errors.hpp"
+#include "tool/npy.hpp"
+#include "tool/printers.hpp"
+
+using namespace lrrt::tool;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+fs::path temp_dir(const char* name) {
+  fs::path p = fs::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+}  // namespace
+
+TEST_CASE("npy: write then read round trip, header layout") {
+  std::vector<int32_t> v = {1, -2, 3, 4, 5, 6};
+  std::string file = npy_bytes(DType::i32, {2, 3}, reinterpret_cast<const std::byte*>(v.data()));
+  CHECK(file.substr(1, 5) == "NUMPY");
+  CHECK(file[6] == 1);
+  const size_t header = static_cast<unsigned char>(file[8]) | (static_cast<unsigned char>(file[9]) << 8);
+  CHECK((10 + header) % 64 == 0);
+  CHECK(file[10 + header - 1] == '\n');
+  CHECK(file.find("'descr': '<i4'") != std::string::npos);
+  CHECK(file.find("'shape': (2, 3)") != std::string::npos);
+  NpyArray a = parse_npy(as_bytes(file), "mem");
+  CHECK(a.type == DType::i32);
+  CHECK(a.shape == std::vector<uint64_t>{2, 3});
+  CHECK(a.count() == 6);
+  CHECK(std::memcmp(a.data.data(), v.data(), 24) == 0);
+  std::string one = npy_bytes(DType::f64, {3}, reinterpret_cast<const std::byte*>(std::vector<double>{1, 2, 3}.data()));
+  CHECK(one.find("'shape': (3,)") != std::string::npos);
+}
+
+TEST_CASE("npy: bf16 is written as float32") {
+  std::vector<uint16_t> b = {0x3F80, 0xC000};  // 1, -2
+  std::string file = npy_bytes(DType::bf16, {2}, reinterpret_cast<const std::byte*>(b.data()));
+  NpyArray a = parse_npy(as_bytes(file), "mem");
+  CHECK(a.type == DType::f32);
+  float f[2];
+  std::memcpy(f, a.data.data(), 8);
+  CHECK(f[0] == 1.0f);
+  CHECK(f[1] == -2.0f);
+}
+
+TEST_CASE("npy: reads numpy's own headers (v1 and v2) and rejects what it cannot use") {
+  // Exactly what numpy 1.x writes for np.arange(3, dtype='<f4').
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  h.append(128 - 10 - h.size() - 1, ' ');
+  h += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8) + char(h.size()) + '\0' + h;
+  float vals[3] = {0, 1, 2};
+  file.append(reinterpret_cast<char*>(vals), 12);
+  NpyArray a = parse_npy(as_bytes(file), "mem");
+  CHECK(a.count() == 3);
+  // Version 2: 4-byte header length.
+  std::string v2 = std::string("\x93NUMPY\x02\x00", 8) + char(h.size()) + std::string(3, '\0') + h;
+  v2.append(reinterpret_cast<char*>(vals), 12);
+  CHECK(parse_npy(as_bytes(v2), "mem").count() == 3);
+
+  CHECK_THROWS_WITH_AS(parse_npy(as_bytes("not npy at all"), "x.npy"), doctest::Contains("x.npy"), InputError);
+  std::string trunc = file.substr(0, file.size() - 4);
+  CHECK_THROWS_WITH_AS(parse_npy(as_bytes(trunc), "t.npy"), doctest::Contains("truncated"), InputError);
+  std::string fortran = file;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  CHECK_THROWS_WITH_AS(parse_npy(as_bytes(fortran), "f.npy"), doctest::Contains("Fortran"), InputError);
+  std::string big = file;
+  big.replace(big.find("<f4"), 3, ">f4");
+  CHECK_THROWS_WITH_AS(parse_npy(as_bytes(big), "b.npy"), doctest::Contains("unsupported dtype"), InputError);
+}
+
+TEST_CASE("atomic write: complete file, no temporaries, failures leave nothing") {
+  fs::path dir = temp_dir("lrrt-atomic");
+  write_file_atomic(dir / "a.json", "first");
+  write_file_atomic(dir / "a.json", "second");
+  std::ifstream in(dir / "a.json");
+  std::string s;
+  std::getline(in, s);
+  CHECK(s == "second");
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) (void)e, ++n;
+  CHECK(n == 1);
+  CHECK_THROWS_AS(write_file_atomic(dir / "missing" / "b.json", "x"), InputError);
+  CHECK_FALSE(fs::exists(dir / "missing"));
+  // Renaming over a directory fails: the temporary is removed.
+  fs::create_directories(dir / "d.json" / "sub");
+  CHECK_THROWS_AS(write_file_atomic(dir / "d.json", "x"), InputError);
+  n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) (void)e, ++n;
+  CHECK(n == 2);
+  fs::remove_all(dir);
+}
+
+namespace {
+json sample_run_doc() {
+  return json::parse(R"({
+    "lrrt_results": 1, "kind": "run",
+    "meta": {"lrrt_version": "0.1.0"},
+    "device": {"backend": "host", "index": 0, "name": "CPU, fast", "arch": "x86_64"},
+    "runs": [{
+      "manifest": "m.json", "name": "saxpy", "kernel": "saxpy", "backend": "host", "device_index": 0,
+      "launch": {"workgroup_size": [256, 1, 1], "workgroup_count": [4, 1, 1], "work_items": 1024, "dynamic_shared_bytes": 0},
+      "warmup": 1, "iterations": 3,
+      "timing": {"samples": [10, 20, 30], "min_ns": 10, "median_ns": 20, "mean_ns": 20, "stddev_ns": 10, "max_ns": 30,
+                 "bytes_per_iteration": 12288, "bandwidth_gbps": 614.4},
+      "verification": {"status": "failed", "checks": [{"buffer": "y", "method": "reference:saxpy", "status": "failed",
+        "compared": 1024, "mismatches": 1, "max_abs_error": 1.5, "max_rel_error": 0.5, "rtol": 1e-5, "atol": 1e-8,
+        "first_mismatches": [{"index": 7, "got": "nan", "expected": 3}]}]},
+      "saved": []
+    }]
+  })");
+}
+}  // namespace
+
+TEST_CASE("printers: json, csv, table, registry") {
+  json doc = sample_run_doc();
+  CHECK(json::parse(render(doc, "json")) == doc);
+  std::string csv = render(doc, "csv");
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  CHECK(header.rfind("manifest,name,kernel,backend,device,device_name", 0) == 0);
+  CHECK(row.find("\"CPU, fast\"") != std::string::npos);  // quoted
+  CHECK(row.find(",failed,1") != std::string::npos);
+  std::string table = render(doc, "table");
+  CHECK(table.find("saxpy") != std::string::npos);
+  CHECK(table.find("614.40 GB/s") != std::string::npos);
+  CHECK(table.find("[7] got nan expected 3") != std::string::npos);
+
+  json info = {{"kind", "info"},
+               {"backends", {{{"name", "host"}, {"usable", true}, {"device_count", 1}, {"message", ""}},
+                             {{"name", "cuda"}, {"usable", false}, {"device_count", 0}, {"message", "libcuda.so.1 not found"}}}},
+               {"devices", {{{"backend", "host"}, {"index", 0}, {"name", "cpu"}, {"arch", "x86_64"}, {"memory_bytes", 1 << 30}}}}};
+  std::string it = render(info, "table");
+  CHECK(it.find("libcuda.so.1 not found") != std::string::npos);
+  CHECK(it.find("1.0 GiB") != std::string::npos);
+  CHECK(render(info, "csv").find("0,host,") != std::string::npos);
+
+  CHECK_THROWS_WITH_AS(make_printer("xml"), doctest::Contains("csv"), InputError);
+  struct Upper : Printer {
+    void print(const json&, std::ostream& os) const override { os << "custom"; }
+  };
+  register_printer("custom-test", [] { return std::make_unique<Upper>(); });
+  CHECK(render(doc, "custom-test") == "custom");
+  // Unknown kinds fall back to JSON in every format.
+  json other = {{"kind", "bench"}, {"x", 1}};
+  CHECK(json::parse(render(other, "table")) == other);
+}
+
+TEST_CASE("printers: human units and csv quoting") {
+  CHECK(format_ns(512) == "512 ns");
+  CHECK(format_ns(1500) == "1.50 us");
+  CHECK(format_ns(2.5e6) == "2.500 ms");
+  CHECK(format_bytes(1088) == "1.1 KiB");
+  CHECK(csv_field("a\"b") == "\"a\"\"b\"");
+  CHECK(csv_field("plain") == "plain");
+  json meta = make_meta({"lrrt", "run"});
+  for (const char* k : {"lrrt_version", "git_sha", "argv", "date_utc", "host"}) CHECK(meta.contains(k));
+  CHECK(meta["date_utc"].get<std::string>().back() == 'Z');
+}
