@@ -72,12 +72,10 @@ void check_memory(const Manifest& m, const lr_device_properties_t& p) {
                                   total, p.memory_bytes, p.name));
 }
 
-std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir,
-                                  const std::vector<std::vector<std::byte>>& initial_or_empty, bool allocate_only_check) {
+std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir) {
   auto P = std::make_unique<Prepared>();
   P->device = device;
   P->props = device.properties();
-  (void)allocate_only_check;
   P->code_object = resolve_code_object(m, P->props.backend, P->props.arch, kernel_dir);
   check_launch_against_device(m, P->props);
   check_memory(m, P->props);
@@ -138,7 +136,6 @@ std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device,
   const auto& L = m.launch;
   P->config = lrrt::launch_config({L.workgroup_count[0], L.workgroup_count[1], L.workgroup_count[2]},
                                   {L.workgroup_size[0], L.workgroup_size[1], L.workgroup_size[2]}, L.dynamic_shared_bytes);
-  (void)initial_or_empty;
   return P;
 }
 
@@ -260,7 +257,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
   std::vector<std::vector<std::byte>> initial(m.buffers.size());
   std::vector<std::optional<uint64_t>> seeds(m.buffers.size());
   try {
-    P = prepare(m, device, opt.kernel_dir, initial, false);
+    P = prepare(m, device, opt.kernel_dir);
 
     // Initial contents, generated once and reused for every upload.
     for (size_t i = 0; i < m.buffers.size(); ++i) {
@@ -353,7 +350,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
               throw DeviceError(fmt::format("{}/expected/reference_backend: cannot open a {} device: {}", v.pointer, v.backend, e.what()));
             }
             note(fmt::format("{}: reference run on {}", m.name, v.backend));
-            auto RP = prepare(m, ref, opt.kernel_dir, initial, false);
+            auto RP = prepare(m, ref, opt.kernel_dir);
             std::vector<bool> all(m.buffers.size(), true);
             it = reference_outputs.emplace(v.backend, run_once(*RP, m, initial, all)).first;
           }
