@@ -121,7 +121,9 @@ class HsaQueue final : public Queue {
     size_t capacity = 0;
     hsa_signal_t own{0};
     SignalRef event_signal;  // when the dispatch completes an event instead
-    const HsaKernel* kernel = nullptr;
+    // A copy of the name, not a pointer: the kernel's module may be destroyed
+    // while the slot still remembers its last dispatch.
+    std::string kernel_name;
     bool busy = false;
     // Dependency signals the dispatch's barriers wait on: kept out of the
     // signal pool until the dispatch completed.

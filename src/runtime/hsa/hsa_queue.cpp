@@ -77,7 +77,7 @@ HsaQueue::Slot& HsaQueue::acquire_slot(size_t bytes) {
   if (!slot_done(s)) {
     hsa_signal_t sig = s.event_signal ? s.event_signal->handle : s.own;
     wait_signal(ctx_, sig, error_.get(),
-                fmt::format("kernel '{}' (kernarg buffer reuse)", s.kernel->info().name));
+                fmt::format("kernel '{}' (kernarg buffer reuse)", s.kernel_name));
     throw_if_failed();
   }
   if (s.copy_waiter && api_.hsa_signal_load_relaxed(s.copy_waiter->handle) > 0)
@@ -210,7 +210,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
     api_.hsa_signal_store_relaxed(s.own, 1);
     completion = s.own;
   }
-  s.kernel = k;
+  s.kernel_name = k->info().name;  // reuses the string's capacity
   s.busy = true;
   s.keep = std::move(keep);
 
@@ -324,7 +324,7 @@ void HsaQueue::throw_if_failed() {
   std::string name;
   for (size_t i = 0; i < slots_.size() && name.empty(); ++i) {
     const Slot& s = slots_[(next_slot_ + i) % slots_.size()];
-    if (s.busy && !slot_done(s)) name = s.kernel->info().name;
+    if (s.busy && !slot_done(s)) name = s.kernel_name;
   }
   hsa_status_t status = hsa_status_t(error_->status.load());
   std::string what = api_.describe(status);
@@ -368,7 +368,7 @@ void HsaQueue::synchronize() {
       const Slot& s = slots_[(next_slot_ + slots_.size() - i) % slots_.size()];
       // Only unfinished dispatches: a finished one's module may be gone.
       if (s.busy && !slot_done(s)) {
-        what = fmt::format("kernel '{}'", s.kernel->info().name);
+        what = fmt::format("kernel '{}'", s.kernel_name);
         break;
       }
     }
