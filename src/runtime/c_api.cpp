@@ -88,8 +88,8 @@ std::span<const std::byte> arg_bytes(const void* args, size_t size) {
   return {static_cast<const std::byte*>(args), size};
 }
 
-void launch(Runtime& r, lrrt::rt::Queue& queue, DeviceState* queue_device, lr_kernel_t* kernel,
-            const lr_launch_config_t* config, const void* args, size_t args_size,
+void launch(Runtime& r, lrrt::rt::Queue& queue, std::atomic<bool>& queue_used, DeviceState* queue_device,
+            lr_kernel_t* kernel, const lr_launch_config_t* config, const void* args, size_t args_size,
             lr_event_t* const* deps, size_t dep_count) {
   r.check_kernel(kernel);
   if (kernel->module->device != queue_device)
@@ -97,6 +97,7 @@ void launch(Runtime& r, lrrt::rt::Queue& queue, DeviceState* queue_device, lr_ke
                kernel->module->device->index, queue_device->index);
   auto cfg = to_config(config);
   auto events = events_of(r, deps, dep_count, queue_device);
+  queue_used.store(true, std::memory_order_release);
   queue.launch(*kernel->kernel, cfg, arg_bytes(args, args_size), events, nullptr);
 }
 
@@ -237,7 +238,13 @@ lr_status_t lr_queue_destroy(lr_queue_t* queue) {
 lr_status_t lr_queue_synchronize(lr_queue_t* queue) {
   return guard("lr_queue_synchronize", [&] {
     rt().check_queue(queue);
-    queue->queue->synchronize();
+    queue->used.store(false, std::memory_order_release);
+    try {
+      queue->queue->synchronize();
+    } catch (...) {
+      queue->used.store(true, std::memory_order_release);
+      throw;
+    }
   });
 }
 
@@ -256,6 +263,7 @@ lr_status_t lr_event_destroy(lr_event_t* event) {
 lr_status_t lr_event_record(lr_event_t* event) {
   return guard("lr_event_record", [&] {
     rt().check_event(event);
+    event->device->default_queue_used.store(true, std::memory_order_release);
     event->device->default_queue->record(*event->event);
     event->recorded = true;
   });
@@ -268,6 +276,7 @@ lr_status_t lr_event_record_on_queue(lr_event_t* event, lr_queue_t* queue) {
     r.check_queue(queue);
     if (event->device != queue->device)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event and queue belong to different devices");
+    queue->used.store(true, std::memory_order_release);
     queue->queue->record(*event->event);
     event->recorded = true;
   });
@@ -369,6 +378,7 @@ lr_status_t lr_memcpy_async(lr_device_t device, void* dst, const void* src, size
     r.opened(state);
     // The default queue is in order: the copy follows earlier dispatches and
     // later lr_launch calls follow the copy, all on the device side.
+    state.default_queue_used.store(true, std::memory_order_release);
     state.default_queue->copy(dst, src, size, k, {}, event ? event->event.get() : nullptr);
     if (event) event->recorded = true;
     r.record_copy(state, k, size);
@@ -391,6 +401,7 @@ lr_status_t lr_memcpy_async_with_dependencies(lr_device_t device, void* dst, con
     auto deps = events_of(r, dependencies, dependency_count, &state);
     // The copy queue is separate from the default queue: no implicit
     // dependency on earlier dispatches, only the listed events.
+    state.copy_queue_used.store(true, std::memory_order_release);
     state.copy_queue->copy(dst, src, size, k, deps, event ? event->event.get() : nullptr);
     if (event) event->recorded = true;
     r.record_copy(state, k, size);
@@ -485,7 +496,7 @@ lr_status_t lr_launch(lr_kernel_t* kernel, const lr_launch_config_t* config, con
     Runtime& r = rt();
     r.check_kernel(kernel);
     DeviceState* d = kernel->module->device;
-    launch(r, *d->default_queue, d, kernel, config, args, args_size, nullptr, 0);
+    launch(r, *d->default_queue, d->default_queue_used, d, kernel, config, args, args_size, nullptr, 0);
   });
 }
 
@@ -496,7 +507,7 @@ lr_status_t lr_launch_with_dependencies(lr_kernel_t* kernel, const lr_launch_con
     Runtime& r = rt();
     r.check_kernel(kernel);
     DeviceState* d = kernel->module->device;
-    launch(r, *d->default_queue, d, kernel, config, args, args_size, dependencies, dependency_count);
+    launch(r, *d->default_queue, d->default_queue_used, d, kernel, config, args, args_size, dependencies, dependency_count);
   });
 }
 
@@ -505,7 +516,7 @@ lr_status_t lr_launch_on_queue(lr_queue_t* queue, lr_kernel_t* kernel, const lr_
   return guard("lr_launch_on_queue", [&] {
     Runtime& r = rt();
     r.check_queue(queue);
-    launch(r, *queue->queue, queue->device, kernel, config, args, args_size, nullptr, 0);
+    launch(r, *queue->queue, queue->used, queue->device, kernel, config, args, args_size, nullptr, 0);
   });
 }
 
@@ -516,7 +527,7 @@ lr_status_t lr_launch_on_queue_with_dependencies(lr_queue_t* queue, lr_kernel_t*
   return guard("lr_launch_on_queue_with_dependencies", [&] {
     Runtime& r = rt();
     r.check_queue(queue);
-    launch(r, *queue->queue, queue->device, kernel, config, args, args_size, dependencies, dependency_count);
+    launch(r, *queue->queue, queue->used, queue->device, kernel, config, args, args_size, dependencies, dependency_count);
   });
 }
 

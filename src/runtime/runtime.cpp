@@ -172,7 +172,7 @@ void Runtime::check_kernel(const lr_kernel_t* k) {
 }
 
 lr_queue_t* Runtime::create_queue(DeviceState& state) {
-  auto q = std::make_unique<lr_queue_t>(lr_queue_t{&state, opened(state).create_queue()});
+  auto q = std::make_unique<lr_queue_t>(&state, opened(state).create_queue());
   lr_queue_t* raw = q.get();
   {
     std::lock_guard lock(handles_mutex_);
@@ -354,12 +354,21 @@ void Runtime::drain(DeviceState& state) {
     queues.assign(state.queues.begin(), state.queues.end());
   }
   std::exception_ptr first;
-  auto sync = [&](Queue& q) {
-    try { q.synchronize(); } catch (...) { if (!first) first = std::current_exception(); }
+  // Only queues that were given work since their last synchronize: an idle
+  // device drains without a driver call. On failure the flag is set again
+  // (a timed-out queue may still hold work).
+  auto sync = [&](Queue& q, std::atomic<bool>& used) {
+    if (!used.exchange(false, std::memory_order_acq_rel)) return;
+    try {
+      q.synchronize();
+    } catch (...) {
+      used.store(true, std::memory_order_release);
+      if (!first) first = std::current_exception();
+    }
   };
-  sync(*state.default_queue);
-  sync(*state.copy_queue);
-  for (lr_queue_t* q : queues) sync(*q->queue);
+  sync(*state.default_queue, state.default_queue_used);
+  sync(*state.copy_queue, state.copy_queue_used);
+  for (lr_queue_t* q : queues) sync(*q->queue, q->used);
   if (first) std::rethrow_exception(first);
 }
 

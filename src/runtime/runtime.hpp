@@ -25,8 +25,12 @@ class StagingPipeline;  // staging.hpp
 
 // Handle types of the C ABI.
 struct lr_queue_t {
+  lr_queue_t(lrrt::rt::DeviceState* d, std::unique_ptr<lrrt::rt::Queue> q) : device(d), queue(std::move(q)) {}
   lrrt::rt::DeviceState* device;
   std::unique_ptr<lrrt::rt::Queue> queue;
+  // Set when work is submitted, cleared when a drain synchronized it: an idle
+  // queue costs lr_synchronize no driver call.
+  std::atomic<bool> used{false};
 };
 struct lr_event_t {
   lrrt::rt::DeviceState* device;
@@ -63,6 +67,9 @@ struct DeviceState {
   std::unique_ptr<Device> device;        // opened on first use
   std::unique_ptr<Queue> default_queue;  // lr_launch, lr_memcpy_async, lr_event_record
   std::unique_ptr<Queue> copy_queue;     // lr_memcpy_async_with_dependencies
+  // Submitted-to flags, as lr_queue_t::used.
+  std::atomic<bool> default_queue_used{false};
+  std::atomic<bool> copy_queue_used{false};
 
   std::mutex mutex;  // guards everything below
   lr_memory_stats_t stats{};
