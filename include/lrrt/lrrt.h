@@ -153,6 +153,11 @@ LRRT_API const char *lr_status_string(lr_status_t status);
 LRRT_API const char *lr_last_error_message(void);
 LRRT_API const char *lr_version_string(void);
 
+/* Longest any synchronizing call waits for device work before it returns
+ * LR_ERROR_TIMEOUT (a hung kernel); 0 waits forever (the default). Process-wide,
+ * callable before lr_init. Without a call, lr_init reads LRRT_WAIT_TIMEOUT_MS. */
+LRRT_API lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds);
+
 /* Initialises every backend that can be loaded; unusable ones stay listed. */
 LRRT_API lr_status_t lr_init(void);
 /* Waits for pending work on all devices before releasing runtime resources. */

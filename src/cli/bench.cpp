@@ -209,7 +209,7 @@ void register_bench(CLI::App& app) {
   sub->add_option("--backend", o->backends,
                   "Backends to run on, comma-separated (host, hsa, cuda), all or auto (default: every usable "
                   "backend, host included)");
-  add_common_options(*sub, o->common, kOptDevice | kOptOutput | kOptQuiet | kOptKernelDir);
+  add_common_options(*sub, o->common, kOptDevice | kOptOutput | kOptQuiet | kOptKernelDir | kOptTimeout);
   sub->add_option("--format", o->format,
                   "table, json, csv or markdown (default: from -o's extension, else table on a terminal, json "
                   "otherwise)")

@@ -34,7 +34,25 @@ const std::vector<std::string>& argv() { return argv_store(); }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
+void apply_default_timeout() {
+  if (const char* env = std::getenv("LRRT_WAIT_TIMEOUT_MS"); env && *env) {
+    (void)lr_set_wait_timeout_ms(std::strtoull(env, nullptr, 10));
+    return;
+  }
+  (void)lr_set_wait_timeout_ms(static_cast<uint64_t>(kDefaultTimeoutSeconds * 1000));
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
+  if (which & kOptTimeout)
+    sub.add_option_function<double>(
+           "--timeout",
+           [&o](double seconds) {
+             o.timeout_s = seconds;
+             (void)lr_set_wait_timeout_ms(static_cast<uint64_t>(seconds * 1000));
+           },
+           "Seconds any wait for the device may take before lrrt gives up with exit code 3 (a hung "
+           "kernel); 0 waits forever (default: 300, or $LRRT_WAIT_TIMEOUT_MS in milliseconds)")
+        ->check(CLI::NonNegativeNumber);
   if (which & kOptBackend)
     sub.add_option("--backend", o.backend,
                    "Backend to run on: auto (first GPU, else host), host, hsa or cuda")

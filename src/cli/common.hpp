@@ -23,6 +23,7 @@ struct CommonOptions {
   std::string output;            // -o FILE ("" = stdout)
   bool quiet = false;
   std::string kernel_dir;        // --kernel-dir ("" = $LRRT_KERNEL_DIR or <exe dir>/kernels)
+  double timeout_s = 0;          // --timeout (applied through lr_set_wait_timeout_ms)
 };
 
 enum CommonOption : unsigned {
@@ -32,8 +33,14 @@ enum CommonOption : unsigned {
   kOptOutput = 1u << 3,
   kOptQuiet = 1u << 4,
   kOptKernelDir = 1u << 5,
-  kOptAll = 0x3f,
+  kOptTimeout = 1u << 6,
+  kOptAll = 0x7f,
 };
+
+// The wait limit the CLI applies unless --timeout or $LRRT_WAIT_TIMEOUT_MS
+// says otherwise: a hung kernel becomes exit code 3 instead of a hung shell.
+constexpr double kDefaultTimeoutSeconds = 300;
+void apply_default_timeout();
 
 // Adds the selected common options to a subcommand, with help text.
 void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);

@@ -31,6 +31,7 @@ On an error (2 or 3) no -o result file is written.)";
 
 int main(int argc, char** argv) {
   lrrt::cli::set_argv(argc, argv);
+  lrrt::cli::apply_default_timeout();
   CLI::App app{"lrrt: a light GPU kernel runner for host, AMD (hsa) and NVIDIA (cuda) backends", "lrrt"};
   app.footer(kFooter);
   app.set_version_flag("--version", std::string(lrrt::tool::version()) + " (" + lrrt::tool::git_sha() + ")");

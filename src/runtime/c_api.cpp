@@ -133,6 +133,13 @@ const char* lr_status_string(lr_status_t status) {
 const char* lr_last_error_message(void) { return t_last_error.c_str(); }
 const char* lr_version_string(void) { return LRRT_VERSION; }
 
+lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds) {
+  return guard("lr_set_wait_timeout_ms", [&] {
+    if (milliseconds > uint64_t(INT64_MAX)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "timeout too large");
+    lrrt::rt::set_wait_timeout(std::chrono::milliseconds(static_cast<int64_t>(milliseconds)));
+  });
+}
+
 lr_status_t lr_init(void) {
   return guard("lr_init", [] { Runtime::initialize(); });
 }

@@ -13,7 +13,8 @@ namespace {
 // The one piece of global mutable state the C ABI needs.
 std::mutex g_lifecycle_mutex;
 std::atomic<Runtime*> g_runtime{nullptr};
-std::chrono::milliseconds g_wait_timeout{0};
+std::atomic<int64_t> g_wait_timeout_ms{0};
+std::atomic<bool> g_wait_timeout_set{false};  // by lr_set_wait_timeout_ms
 
 const char* kind_name(CopyKind kind) {
   switch (kind) {
@@ -26,7 +27,14 @@ const char* kind_name(CopyKind kind) {
 
 }  // namespace
 
-std::chrono::milliseconds wait_timeout() { return g_wait_timeout; }
+std::chrono::milliseconds wait_timeout() {
+  return std::chrono::milliseconds(g_wait_timeout_ms.load(std::memory_order_relaxed));
+}
+
+void set_wait_timeout(std::chrono::milliseconds timeout) {
+  g_wait_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
+  g_wait_timeout_set.store(true);
+}
 
 CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
   switch (kind) {
@@ -42,9 +50,9 @@ Runtime* Runtime::instance() { return g_runtime.load(std::memory_order_acquire);
 void Runtime::initialize() {
   std::lock_guard lock(g_lifecycle_mutex);
   if (instance()) LRRT_THROW(LR_ERROR_ALREADY_INITIALIZED, "lr_init was already called");
-  if (const char* t = std::getenv("LRRT_WAIT_TIMEOUT_MS")) {
-    g_wait_timeout = std::chrono::milliseconds(std::strtoull(t, nullptr, 10));
-  }
+  const char* t = std::getenv("LRRT_WAIT_TIMEOUT_MS");
+  if (t && !g_wait_timeout_set.load())
+    g_wait_timeout_ms.store(static_cast<int64_t>(std::strtoull(t, nullptr, 10)));
   g_runtime.store(new Runtime(), std::memory_order_release);
 }
 
@@ -80,6 +88,22 @@ Runtime::Runtime() {
 }
 
 Runtime::~Runtime() {
+  // A device whose work timed out may still be running a kernel that never
+  // returns: destroying its queues would wait forever and unloading its
+  // modules would pull code from under it. Its objects are left to the end of
+  // the process instead (released, not destroyed).
+  for (auto& [handle, module] : modules_)
+    if (module->device->hung.load()) (void)module.release();
+  for (auto& [handle, event] : events_)
+    if (event->device->hung.load()) (void)event.release();
+  for (auto& [handle, queue] : queue_owners_)
+    if (queue->device->hung.load()) (void)queue.release();
+  for (auto& d : devices_) {
+    if (!d->hung.load()) continue;
+    (void)d->copy_queue.release();
+    (void)d->default_queue.release();
+    (void)d->device.release();
+  }
   // Handles die before the devices and backends that made them.
   kernels_.clear();
   modules_.clear();
@@ -361,6 +385,10 @@ void Runtime::drain(DeviceState& state) {
     if (!used.exchange(false, std::memory_order_acq_rel)) return;
     try {
       q.synchronize();
+    } catch (const Error& e) {
+      used.store(true, std::memory_order_release);
+      if (e.status() == LR_ERROR_TIMEOUT) state.hung.store(true);
+      if (!first) first = std::current_exception();
     } catch (...) {
       used.store(true, std::memory_order_release);
       if (!first) first = std::current_exception();

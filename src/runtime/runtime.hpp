@@ -70,6 +70,9 @@ struct DeviceState {
   // Submitted-to flags, as lr_queue_t::used.
   std::atomic<bool> default_queue_used{false};
   std::atomic<bool> copy_queue_used{false};
+  // Set when a wait timed out: work may never finish, so shutdown leaves the
+  // device's objects alone instead of waiting for them.
+  std::atomic<bool> hung{false};
 
   std::mutex mutex;  // guards everything below
   lr_memory_stats_t stats{};
@@ -141,5 +144,6 @@ CopyKind to_copy_kind(lr_memcpy_kind_t kind);
 // hung kernel). Zero means forever. Set from LRRT_WAIT_TIMEOUT_MS at lr_init;
 // backends read it in their wait loops.
 std::chrono::milliseconds wait_timeout();
+void set_wait_timeout(std::chrono::milliseconds timeout);
 
 }  // namespace lrrt::rt

@@ -1,6 +1,7 @@
 // End-to-end tests of `lrrt` on the host backend. Every test works in a fresh
 // temporary folder; manifests for bad-input cases are generated there.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <chrono>
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -476,4 +477,37 @@ TEST_CASE("bad input: an error in a later manifest leaves no result file") {
   Result r = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1", "-q", "-o",
                             (dir / "out.json").string(), (kSource / "manifests" / "empty.json").string(), bad.string()});
   expect_error(dir, r, 2, {"bad.json", "/kernel"});
+}
+
+TEST_CASE("a kernel fault exits 3 naming the kernel, with no result file") {
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "write_to_address",
+    "buffers": [],
+    "args": [{"type": "u64", "value": 8}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
+    "verify": {"skip": "the kernel faults"}
+  })");
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 3,
+               {"write_to_address", "faulted", "workgroup (0, 0, 0)"});
+}
+
+TEST_CASE("a hung kernel exits 3 after --timeout instead of hanging") {
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "spin_forever",
+    "buffers": [{"name": "flag", "type": "u32", "count": 1, "init": "zeros"}],
+    "args": [{"buffer": "flag"}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
+    "verify": {"skip": "the kernel never returns"}
+  })");
+  auto start = std::chrono::steady_clock::now();
+  Result r = run_manifest(dir, write_manifest(dir, "m.json", m), {"--timeout", "1"});
+  auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  expect_error(dir, r, 3, {"did not finish within 1000 ms"});
+  CHECK(seconds < 60);  // a generous bound: the point is that it returns at all
 }
