@@ -35,8 +35,10 @@ struct StagingConfig {
   size_t chunk_bytes = size_t(16) << 20;  // largest chunk
   size_t min_chunk_bytes = size_t(256) << 10;
   unsigned chunks = 3;                    // ring depth
-  unsigned threads = 0;                   // host copy threads; 0 = min(4, cores)
-  size_t threshold = size_t(1) << 20;     // smallest copy lr_memcpy stages
+  unsigned threads = 0;                   // host copy threads; 0 = half the cores, 2 to 8
+  // Smallest copy lr_memcpy stages. On the H200 (2026-11-29) staging lost to
+  // the driver's own pageable path at 1-4 MiB and won from 16 MiB up.
+  size_t threshold = size_t(16) << 20;
 };
 
 enum class StagingMode { Auto, Off, Force };
