@@ -178,6 +178,13 @@ LRRT_API lr_status_t lr_device_name(lr_device_t device, char *name,
                                     size_t name_size);
 LRRT_API lr_status_t lr_device_get_properties(lr_device_t device,
                                               lr_device_properties_t *props);
+/* Backend-specific facts beyond lr_device_properties_t, as key/value text in
+ * display order: driver version, clocks, PCIe link, ISA names, xnack mode,
+ * queue sizes... */
+LRRT_API lr_status_t lr_device_detail_count(lr_device_t device, uint32_t *count);
+LRRT_API lr_status_t lr_device_get_detail(lr_device_t device, uint32_t index,
+                                          char *key, size_t key_size,
+                                          char *value, size_t value_size);
 
 LRRT_API lr_status_t lr_queue_create(lr_device_t device, lr_queue_t **queue);
 /* Waits for queue work before releasing the queue. */

@@ -87,6 +87,18 @@ class Device {
     return p;
   }
   std::string name() const { return properties().name; }
+  // Backend-specific facts (driver version, clocks, PCIe link, ...).
+  std::vector<std::pair<std::string, std::string>> details() const {
+    uint32_t n = 0;
+    check(lr_device_detail_count(device_, &n), "lr_device_detail_count");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (uint32_t i = 0; i < n; ++i) {
+      char key[LR_NAME_CAPACITY] = {}, value[LR_MESSAGE_CAPACITY] = {};
+      check(lr_device_get_detail(device_, i, key, sizeof(key), value, sizeof(value)), "lr_device_get_detail");
+      out.emplace_back(key, value);
+    }
+    return out;
+  }
   std::string backend() const { return properties().backend; }
   void synchronize() const { check(lr_synchronize(device_), "lr_synchronize"); }
   MemoryStats memory_stats() const {

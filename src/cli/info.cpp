@@ -18,8 +18,7 @@ void info_command(const CommonOptions& o) {
   nlohmann::json devices = nlohmann::json::array();
   const uint32_t n = lrrt::Runtime::device_count();
   for (uint32_t i = 0; i < n; ++i) {
-    lrrt::Device d = lrrt::Device::open(i);
-    devices.push_back(tool::device_properties_json(d.properties(), i));
+    devices.push_back(tool::device_json(lrrt::Device::open(i)));
   }
   nlohmann::json doc{{"lrrt_results", 1},
                      {"kind", "info"},

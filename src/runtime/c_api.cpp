@@ -230,6 +230,31 @@ lr_status_t lr_device_get_properties(lr_device_t device, lr_device_properties_t*
   });
 }
 
+lr_status_t lr_device_detail_count(lr_device_t device, uint32_t* count) {
+  return guard("lr_device_detail_count", [&] {
+    require(count, "count");
+    Runtime& r = rt();
+    *count = static_cast<uint32_t>(r.opened(r.device(device)).properties().extra.size());
+  });
+}
+
+lr_status_t lr_device_get_detail(lr_device_t device, uint32_t index, char* key, size_t key_size, char* value,
+                                 size_t value_size) {
+  return guard("lr_device_get_detail", [&] {
+    require(key, "key");
+    require(value, "value");
+    Runtime& r = rt();
+    const auto& extra = r.opened(r.device(device)).properties().extra;
+    if (index >= extra.size())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "detail index {} out of range ({} details)", index, extra.size());
+    const auto& [k, v] = extra[index];
+    if (k.size() + 1 > key_size || v.size() + 1 > value_size)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "detail '{}' needs {} and {} bytes", k, k.size() + 1, v.size() + 1);
+    copy_string(key, key_size, k);
+    copy_string(value, value_size, v);
+  });
+}
+
 lr_status_t lr_queue_create(lr_device_t device, lr_queue_t** queue) {
   return guard("lr_queue_create", [&] {
     require(queue, "queue");

@@ -150,6 +150,12 @@ class TablePrinter : public Printer {
                         str(d, "arch"), str(d, "compute_units"), str(d, "wave_size"), str(d, "max_workgroup_size"),
                         format_bytes(num(d, "max_shared_memory_per_workgroup")), format_bytes(num(d, "memory_bytes")));
     }
+    for (const auto& d : devices) {
+      const auto details = d.value("details", json::object());
+      if (details.empty()) continue;
+      os << fmt::format("\nDevice {} ({} {})\n", str(d, "index"), str(d, "backend"), str(d, "name"));
+      for (const auto& [k, v] : details.items()) os << fmt::format("  {:<28} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+    }
   }
 };
 

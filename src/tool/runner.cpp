@@ -231,7 +231,13 @@ json device_properties_json(const lr_device_properties_t& p, uint32_t index) {
           {"memory_bytes", p.memory_bytes}};
 }
 
-json device_json(const lrrt::Device& device) { return device_properties_json(device.properties(), device.index()); }
+json device_json(const lrrt::Device& device) {
+  json j = device_properties_json(device.properties(), device.index());
+  json details = json::object();
+  for (const auto& [k, v] : device.details()) details[k] = v;
+  j["details"] = std::move(details);
+  return j;
+}
 
 json timing_json(const std::vector<uint64_t>& s) {
   if (s.empty()) return nullptr;
