@@ -11,7 +11,7 @@
 namespace lrrt::rt::hsa {
 namespace {
 
-constexpr size_t kSlotCount = 64;
+constexpr size_t kSlotCount = 256;  // kernarg slots: launches in flight before one waits
 constexpr size_t kMinKernargCapacity = 512;
 
 void queue_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
