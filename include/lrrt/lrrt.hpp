@@ -186,16 +186,19 @@ class Event {
   Handle event_;
 };
 
-class DeviceBuffer {
+// Owns one allocation made by Traits::allocate and released by Traits::release
+// (lr_malloc/lr_free or lr_host_malloc/lr_host_free).
+template <typename Traits>
+class Allocation {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(Device device, size_t size) : device_(device), size_(size) {
-    check(lr_malloc(device.get(), size, &ptr_), "lr_malloc");
+  Allocation() = default;
+  Allocation(Device device, size_t size) : device_(device), size_(size) {
+    check(Traits::allocate(device.get(), size, &ptr_), Traits::name);
   }
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept
+  ~Allocation() { reset(); }
+  Allocation(Allocation&& o) noexcept
       : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+  Allocation& operator=(Allocation&& o) noexcept {
     if (this != &o) {
       reset();
       device_ = o.device_;
@@ -204,50 +207,16 @@ class DeviceBuffer {
     }
     return *this;
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  void* data() const { return ptr_; }
-  size_t size() const { return size_; }
-  Device device() const { return device_; }
-  void reset() {
-    if (ptr_) (void)lr_free(device_.get(), std::exchange(ptr_, nullptr));
-    size_ = 0;
-  }
-
- private:
-  Device device_;
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
-};
-
-class PinnedHostBuffer {
- public:
-  PinnedHostBuffer() = default;
-  PinnedHostBuffer(Device device, size_t size) : device_(device), size_(size) {
-    check(lr_host_malloc(device.get(), size, &ptr_), "lr_host_malloc");
-  }
-  ~PinnedHostBuffer() { reset(); }
-  PinnedHostBuffer(PinnedHostBuffer&& o) noexcept
-      : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  PinnedHostBuffer& operator=(PinnedHostBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      device_ = o.device_;
-      ptr_ = std::exchange(o.ptr_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-    }
-    return *this;
-  }
-  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
-  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
 
   void* data() const { return ptr_; }
   template <typename T>
   T* as() const { return static_cast<T*>(ptr_); }
   size_t size() const { return size_; }
+  Device device() const { return device_; }
   void reset() {
-    if (ptr_) (void)lr_host_free(device_.get(), std::exchange(ptr_, nullptr));
+    if (ptr_) (void)Traits::release(device_.get(), std::exchange(ptr_, nullptr));
     size_ = 0;
   }
 
@@ -256,6 +225,22 @@ class PinnedHostBuffer {
   void* ptr_ = nullptr;
   size_t size_ = 0;
 };
+
+struct DeviceMemoryTraits {
+  static constexpr auto allocate = lr_malloc;
+  static constexpr auto release = lr_free;
+  static constexpr const char* name = "lr_malloc";
+};
+struct PinnedHostMemoryTraits {
+  static constexpr auto allocate = lr_host_malloc;
+  static constexpr auto release = lr_host_free;
+  static constexpr const char* name = "lr_host_malloc";
+};
+
+// Device memory; as<T>() on it gives a device pointer, not host-readable.
+using DeviceBuffer = Allocation<DeviceMemoryTraits>;
+// Page-locked host memory the device reaches directly.
+using PinnedHostBuffer = Allocation<PinnedHostMemoryTraits>;
 
 inline void copy_to_device(const DeviceBuffer& dst, const void* src, size_t size) {
   check(lr_memcpy(dst.device().get(), dst.data(), src, size, LR_MEMCPY_HOST_TO_DEVICE), "lr_memcpy H2D");

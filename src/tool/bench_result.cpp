@@ -1,5 +1,7 @@
 #include "tool/bench_result.hpp"
 
+#include "runtime/host/machine.hpp"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -44,27 +46,6 @@ std::string run_command(const char* command) {
   if (rc != 0) return {};
   while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
   return out;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        auto s = line.substr(colon + 1);
-        s.erase(0, s.find_first_not_of(' '));
-        return s;
-      }
-    }
-  }
-  return "unknown";
-}
-
-uint64_t mem_total_bytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
 }
 
 std::string value_text(const Measurement& m) {
@@ -225,9 +206,9 @@ nlohmann::json collect_meta(const std::vector<std::string>& argv) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   meta["host"] = host;
-  meta["cpu"] = cpu_model();
+  meta["cpu"] = lrrt::rt::host::cpu_model_name();
   meta["cpu_cores"] = std::thread::hardware_concurrency();
-  meta["memory_bytes"] = mem_total_bytes();
+  meta["memory_bytes"] = lrrt::rt::host::physical_memory_bytes();
   struct utsname u {};
   if (uname(&u) == 0) meta["kernel"] = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
   return meta;

@@ -17,22 +17,6 @@ namespace {
 
 constexpr size_t kAlignment = 256;  // as GPU allocators give
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        auto name = line.substr(colon + 1);
-        name.erase(0, name.find_first_not_of(' '));
-        return name;
-      }
-    }
-  }
-  return "host CPU";
-}
-
 std::string host_arch() {
 #if defined(__x86_64__)
   return "x86_64";
@@ -62,6 +46,28 @@ void* aligned_allocation(size_t size, const char* what) {
 
 }  // namespace
 
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto name = line.substr(colon + 1);
+        name.erase(0, name.find_first_not_of(' '));
+        return name;
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+uint64_t physical_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+}
+
 uint64_t now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
@@ -78,9 +84,7 @@ HostDevice::HostDevice() : pool_(core_count()) {
   properties_.max_workgroup_size = 1024;
   properties_.max_workgroup_dims = {1024, 1024, 64};
   properties_.max_shared_memory_per_workgroup = 1u << 20;
-  long pages = sysconf(_SC_PHYS_PAGES);
-  long page_size = sysconf(_SC_PAGESIZE);
-  properties_.memory_bytes = pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+  properties_.memory_bytes = physical_memory_bytes();
   properties_.extra = {{"threads", std::to_string(pool_.participants())},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "machine.hpp"
 #include "thread_pool.hpp"
 
 namespace lrrt::rt::host {
