@@ -192,25 +192,28 @@ void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kin
   make_current();
   const CudaSymbols& s = cu();
   auto d = [](const void* p) { return reinterpret_cast<CUdeviceptr>(p); };
+  // Every direction goes on the copy stream and is waited for. Not the
+  // blocking cuMemcpyHtoD: from pageable memory it returns once the source is
+  // staged, before the DMA lands, and it runs on the legacy stream, which
+  // lrrt's non-blocking streams do not wait for — a kernel launched next
+  // could read (or have its output overwritten by) a copy still in flight.
   switch (kind) {
     case CopyKind::HostToDevice:
-      LRRT_CU_DEVICE(*this, s.cuMemcpyHtoD(d(dst), src, size), "cuMemcpyHtoD", "");
-      return;
+      LRRT_CU_DEVICE(*this, s.cuMemcpyHtoDAsync(d(dst), src, size, copy_stream_), "cuMemcpyHtoDAsync", "");
+      break;
     case CopyKind::DeviceToHost:
-      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoH(dst, d(src), size), "cuMemcpyDtoH", "");
-      return;
-    case CopyKind::DeviceToDevice: {
-      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_),
-                     "cuMemcpyDtoDAsync", "");
-      CUresult r = wait([&] { return s.cuStreamQuery(copy_stream_); },
-                        [&] { return s.cuStreamSynchronize(copy_stream_); });
-      if (r == CUDA_ERROR_NOT_READY)
-        LRRT_THROW_AT(LR_ERROR_TIMEOUT, "a device-to-device copy of {} bytes on {} did not finish within {} ms",
-                      size, description_, wait_timeout().count());
-      LRRT_CU_DEVICE(*this, r, "cuStreamSynchronize", "");
-      return;
-    }
+      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoHAsync(dst, d(src), size, copy_stream_), "cuMemcpyDtoHAsync", "");
+      break;
+    case CopyKind::DeviceToDevice:
+      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_), "cuMemcpyDtoDAsync", "");
+      break;
   }
+  CUresult r = wait([&] { return s.cuStreamQuery(copy_stream_); },
+                    [&] { return s.cuStreamSynchronize(copy_stream_); });
+  if (r == CUDA_ERROR_NOT_READY)
+    LRRT_THROW_AT(LR_ERROR_TIMEOUT, "a copy of {} bytes on {} did not finish within {} ms", size, description_,
+                  wait_timeout().count());
+  LRRT_CU_DEVICE(*this, r, "cuStreamSynchronize", "");
 }
 
 }  // namespace lrrt::rt::cuda

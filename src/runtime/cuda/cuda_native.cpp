@@ -66,7 +66,13 @@ class CudaNativeBaseline final : public NativeBaseline {
     switch (kind) {
       case CopyKind::HostToDevice:
         if (async) LRRT_CU(s.cuMemcpyHtoDAsync(dptr(dst), src, size, stream_), "cuMemcpyHtoDAsync");
-        else LRRT_CU(s.cuMemcpyHtoD(dptr(dst), src, size), "cuMemcpyHtoD");
+        else {
+          // From pageable memory cuMemcpyHtoD may return before the DMA
+          // landed; wait for the legacy stream so both sides time a
+          // completed copy.
+          LRRT_CU(s.cuMemcpyHtoD(dptr(dst), src, size), "cuMemcpyHtoD");
+          LRRT_CU(s.cuStreamSynchronize(nullptr), "cuStreamSynchronize(legacy stream)");
+        }
         return true;
       case CopyKind::DeviceToHost:
         if (async) LRRT_CU(s.cuMemcpyDtoHAsync(dst, dptr(src), size, stream_), "cuMemcpyDtoHAsync");
