@@ -269,14 +269,9 @@ lr_status_t lr_queue_destroy(lr_queue_t* queue) {
 
 lr_status_t lr_queue_synchronize(lr_queue_t* queue) {
   return guard("lr_queue_synchronize", [&] {
-    rt().check_queue(queue);
-    queue->used.store(false, std::memory_order_release);
-    try {
-      queue->queue->synchronize();
-    } catch (...) {
-      queue->used.store(true, std::memory_order_release);
-      throw;
-    }
+    Runtime& r = rt();
+    r.check_queue(queue);
+    r.synchronize_tracked(*queue->device, *queue->queue, queue->used);
   });
 }
 

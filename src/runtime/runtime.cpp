@@ -370,6 +370,23 @@ void Runtime::record_copy(DeviceState& state, CopyKind kind, size_t size) {
   (void)kind_name;
 }
 
+void Runtime::synchronize_tracked(DeviceState& state, Queue& queue, std::atomic<bool>& used) {
+  // Only a queue given work since its last synchronize waits: an idle device
+  // drains without a driver call. On failure the flag is set again (a
+  // timed-out queue may still hold work) and a timeout marks the device hung.
+  if (!used.exchange(false, std::memory_order_acq_rel)) return;
+  try {
+    queue.synchronize();
+  } catch (const Error& e) {
+    used.store(true, std::memory_order_release);
+    if (e.status() == LR_ERROR_TIMEOUT) state.hung.store(true);
+    throw;
+  } catch (...) {
+    used.store(true, std::memory_order_release);
+    throw;
+  }
+}
+
 void Runtime::drain(DeviceState& state) {
   if (!state.device) return;  // never opened: nothing can be pending
   std::vector<lr_queue_t*> queues;
@@ -378,19 +395,10 @@ void Runtime::drain(DeviceState& state) {
     queues.assign(state.queues.begin(), state.queues.end());
   }
   std::exception_ptr first;
-  // Only queues that were given work since their last synchronize: an idle
-  // device drains without a driver call. On failure the flag is set again
-  // (a timed-out queue may still hold work).
   auto sync = [&](Queue& q, std::atomic<bool>& used) {
-    if (!used.exchange(false, std::memory_order_acq_rel)) return;
     try {
-      q.synchronize();
-    } catch (const Error& e) {
-      used.store(true, std::memory_order_release);
-      if (e.status() == LR_ERROR_TIMEOUT) state.hung.store(true);
-      if (!first) first = std::current_exception();
+      synchronize_tracked(state, q, used);
     } catch (...) {
-      used.store(true, std::memory_order_release);
       if (!first) first = std::current_exception();
     }
   };

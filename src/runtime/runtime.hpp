@@ -117,6 +117,9 @@ class Runtime {
 
   // Waits for every queue of the device; rethrows the first execution error.
   void drain(DeviceState& state);
+  // Waits for one queue if it was given work (`used`), keeping the flag and
+  // the device's hung mark right on failure.
+  void synchronize_tracked(DeviceState& state, Queue& queue, std::atomic<bool>& used);
 
  private:
   Runtime();
