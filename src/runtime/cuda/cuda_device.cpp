@@ -208,12 +208,7 @@ void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kin
       LRRT_CU_DEVICE(*this, s.cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_), "cuMemcpyDtoDAsync", "");
       break;
   }
-  CUresult r = wait([&] { return s.cuStreamQuery(copy_stream_); },
-                    [&] { return s.cuStreamSynchronize(copy_stream_); });
-  if (r == CUDA_ERROR_NOT_READY)
-    LRRT_THROW_AT(LR_ERROR_TIMEOUT, "a copy of {} bytes on {} did not finish within {} ms", size, description_,
-                  wait_timeout().count());
-  LRRT_CU_DEVICE(*this, r, "cuStreamSynchronize", "");
+  synchronize_stream(copy_stream_, "a blocking copy", [] { return std::string(); });
 }
 
 }  // namespace lrrt::rt::cuda

@@ -146,6 +146,11 @@ class CudaDevice final : public Device {
   // returns the final CUresult.
   template <typename Query, typename Block>
   CUresult wait(Query&& query, Block&& block) const;
+  // Waits for everything on `stream`: a timeout throws LR_ERROR_TIMEOUT
+  // describing `what`, a failure goes to fail() naming kernels(). kernels is
+  // called only on those paths: building names stays off the wait's hot path.
+  template <typename Kernels>
+  void synchronize_stream(CUstream stream, std::string_view what, Kernels&& kernels);
 
  private:
   uint32_t ordinal_;
@@ -154,7 +159,7 @@ class CudaDevice final : public Device {
   uint32_t sm_ = 0;
   std::string description_;
   DeviceProperties properties_;
-  CUstream copy_stream_ = nullptr;  // copy_sync's device-to-device copies
+  CUstream copy_stream_ = nullptr;  // copy_sync's copies, all directions
 
   std::atomic<const std::string*> last_kernel_{nullptr};
   std::mutex fault_mutex_;
@@ -180,6 +185,18 @@ CUresult CudaDevice::wait(Query&& query, Block&& block) const {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
     i = 31;  // check the clock after every sleep
   }
+}
+
+template <typename Kernels>
+void CudaDevice::synchronize_stream(CUstream stream, std::string_view what, Kernels&& kernels) {
+  const CudaSymbols& s = cu();
+  CUresult r = wait([&] { return s.cuStreamQuery(stream); }, [&] { return s.cuStreamSynchronize(stream); });
+  if (r == CUDA_SUCCESS) return;
+  const std::string names = kernels();
+  if (r == CUDA_ERROR_NOT_READY)
+    LRRT_THROW_AT(LR_ERROR_TIMEOUT, "{} on {} did not finish within {} ms (LRRT_WAIT_TIMEOUT_MS){}", what,
+                  description_, wait_timeout().count(), names.empty() ? "" : "; it runs kernel " + names);
+  fail(r, "cuStreamSynchronize", names, __FILE__, __LINE__);
 }
 
 }  // namespace lrrt::rt::cuda

@@ -203,14 +203,7 @@ void CudaQueue::record(Event& event) {
 
 void CudaQueue::synchronize() {
   device_.make_current();
-  const CudaSymbols& s = cu();
-  CUresult r = device_.wait([&] { return s.cuStreamQuery(stream_); },
-                            [&] { return s.cuStreamSynchronize(stream_); });
-  if (r == CUDA_ERROR_NOT_READY)
-    LRRT_THROW_AT(LR_ERROR_TIMEOUT,
-                  "a queue on {} did not finish within {} ms (LRRT_WAIT_TIMEOUT_MS); it runs kernel {}",
-                  device_.description(), wait_timeout().count(), recent_kernels());
-  if (r != CUDA_SUCCESS) device_.fail(r, "cuStreamSynchronize", recent_kernels(), __FILE__, __LINE__);
+  device_.synchronize_stream(stream_, "a queue", [this] { return recent_kernels(); });
   launches_since_sync_.store(0, std::memory_order_relaxed);
 }
 
