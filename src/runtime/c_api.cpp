@@ -140,6 +140,15 @@ lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds) {
   });
 }
 
+lr_status_t lr_set_wait_spin_us(uint64_t microseconds) {
+  return guard("lr_set_wait_spin_us", [&] {
+    if (microseconds > uint64_t(lrrt::rt::kMaxWaitSpinUs))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "spin of {} us is longer than the limit of {} us (one minute)",
+                 microseconds, lrrt::rt::kMaxWaitSpinUs);
+    lrrt::rt::set_wait_spin(std::chrono::microseconds(static_cast<int64_t>(microseconds)));
+  });
+}
+
 lr_status_t lr_init(void) {
   return guard("lr_init", [] { Runtime::initialize(); });
 }

@@ -42,6 +42,12 @@ class NativeBaseline {
   virtual void synchronize() = 0;
   // False when synchronize() has nothing native to wait on (host).
   virtual bool has_synchronize() const { return true; }
+  // synchronize() is the API's default wait (cuda: cuStreamSynchronize, which
+  // spins in a default context; hsa: an active signal wait). This is its
+  // blocking wait, where the thread sleeps until the device signals (cuda: a
+  // CU_EVENT_BLOCKING_SYNC event; hsa: HSA_WAIT_STATE_BLOCKED). Returns false
+  // when the API has none (host).
+  virtual bool synchronize_blocking() { return false; }
 
   // async = false: the API's blocking copy (what a user calls for pageable
   // memory); async = true: the asynchronous copy on the baseline's stream

@@ -15,6 +15,8 @@ std::mutex g_lifecycle_mutex;
 std::atomic<Runtime*> g_runtime{nullptr};
 std::atomic<int64_t> g_wait_timeout_ms{0};
 std::atomic<bool> g_wait_timeout_set{false};  // by lr_set_wait_timeout_ms
+std::atomic<int64_t> g_wait_spin_us{kDefaultWaitSpinUs};
+std::atomic<bool> g_wait_spin_set{false};  // by lr_set_wait_spin_us
 
 const char* kind_name(CopyKind kind) {
   switch (kind) {
@@ -36,6 +38,15 @@ void set_wait_timeout(std::chrono::milliseconds timeout) {
   g_wait_timeout_set.store(true);
 }
 
+std::chrono::microseconds wait_spin() {
+  return std::chrono::microseconds(g_wait_spin_us.load(std::memory_order_relaxed));
+}
+
+void set_wait_spin(std::chrono::microseconds spin) {
+  g_wait_spin_us.store(spin.count(), std::memory_order_relaxed);
+  g_wait_spin_set.store(true);
+}
+
 CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
   switch (kind) {
     case LR_MEMCPY_HOST_TO_DEVICE: return CopyKind::HostToDevice;
@@ -53,6 +64,10 @@ void Runtime::initialize() {
   const char* t = std::getenv("LRRT_WAIT_TIMEOUT_MS");
   if (t && !g_wait_timeout_set.load())
     g_wait_timeout_ms.store(static_cast<int64_t>(std::strtoull(t, nullptr, 10)));
+  const char* spin = std::getenv("LRRT_WAIT_SPIN_US");
+  if (spin && !g_wait_spin_set.load())
+    g_wait_spin_us.store(static_cast<int64_t>(std::min<unsigned long long>(std::strtoull(spin, nullptr, 10),
+                                                                           kMaxWaitSpinUs)));
   g_runtime.store(new Runtime(), std::memory_order_release);
 }
 

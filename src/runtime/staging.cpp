@@ -1,18 +1,25 @@
 #include "staging.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "error.hpp"
 #include "runtime.hpp"
 
 namespace lrrt::rt {
 namespace {
-
-constexpr size_t kMinPart = size_t(1) << 20;
 
 StagingMode mode_from_env() {
   const char* v = std::getenv("LRRT_STAGING");
@@ -28,32 +35,125 @@ std::atomic<int>& mode_storage() {
   return mode;
 }
 
-unsigned default_threads() {
-  if (const char* v = std::getenv("LRRT_STAGING_THREADS")) {
-    unsigned n = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
-    if (n > 0) return std::min(n, 64u);
-  }
-  // Half the cores, 2 to 8: one host memcpy thread moves ~8 GB/s, and a
-  // PCIe Gen5 link takes ~55 GB/s, so D2H needs more than four on big hosts.
+// "1048576", "512K", "4M", "1G" (binary multiples).
+size_t env_size(const char* name, size_t fallback, size_t min, size_t max) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  std::string_view unit(end);
+  size_t scale = 1;
+  if (unit == "K" || unit == "k" || unit == "KiB") scale = size_t(1) << 10;
+  else if (unit == "M" || unit == "m" || unit == "MiB") scale = size_t(1) << 20;
+  else if (unit == "G" || unit == "g" || unit == "GiB") scale = size_t(1) << 30;
+  else if (!unit.empty()) scale = 0;
+  if (end == v || scale == 0 || n * scale < min || n * scale > max)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}='{}' is not a size from {} to {} bytes (e.g. 512K, 4M)", name, v,
+               min, max);
+  return static_cast<size_t>(n) * scale;
+}
+
+unsigned env_count(const char* name, unsigned fallback, unsigned max) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  unsigned long n = std::strtoul(v, &end, 10);
+  if (end == v || *end || n < 1 || n > max)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}='{}' is not a count from 1 to {}", name, v, max);
+  return static_cast<unsigned>(n);
+}
+
+unsigned default_lanes() {
+  // Half the cores, 2 to 8: one host thread moves 8-10 GB/s, PCIe Gen5 x16
+  // about 55 GB/s, and the rest of the cores stay free for the application.
   unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
   return std::min(cores, std::clamp(cores / 2, 2u, 8u));
 }
 
 size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
+#if defined(__x86_64__)
+// Both copy [src, src+n) to a 32-byte aligned dst; n is a multiple of 128.
+__attribute__((target("avx2"))) void stream_avx2(std::byte* dst, const std::byte* src, size_t n) {
+  for (size_t i = 0; i < n; i += 128) {
+    auto s = reinterpret_cast<const __m256i*>(src + i);
+    __m256i a = _mm256_loadu_si256(s), b = _mm256_loadu_si256(s + 1);
+    __m256i c = _mm256_loadu_si256(s + 2), d = _mm256_loadu_si256(s + 3);
+    auto o = reinterpret_cast<__m256i*>(dst + i);
+    _mm256_stream_si256(o, a);
+    _mm256_stream_si256(o + 1, b);
+    _mm256_stream_si256(o + 2, c);
+    _mm256_stream_si256(o + 3, d);
+  }
+}
+
+void stream_sse2(std::byte* dst, const std::byte* src, size_t n) {
+  for (size_t i = 0; i < n; i += 64) {
+    auto s = reinterpret_cast<const __m128i*>(src + i);
+    __m128i a = _mm_loadu_si128(s), b = _mm_loadu_si128(s + 1);
+    __m128i c = _mm_loadu_si128(s + 2), d = _mm_loadu_si128(s + 3);
+    auto o = reinterpret_cast<__m128i*>(dst + i);
+    _mm_stream_si128(o, a);
+    _mm_stream_si128(o + 1, b);
+    _mm_stream_si128(o + 2, c);
+    _mm_stream_si128(o + 3, d);
+  }
+}
+#endif
+
 }  // namespace
+
+StagingConfig StagingConfig::from_env() {
+  StagingConfig c;
+  c.lanes = env_count("LRRT_STAGING_THREADS", 0, 64);
+  c.chunk_bytes = env_size("LRRT_STAGING_CHUNK", c.chunk_bytes, 4096, size_t(1) << 30);
+  c.min_chunk_bytes = std::min(c.min_chunk_bytes, c.chunk_bytes);
+  c.slots = env_count("LRRT_STAGING_SLOTS", c.slots, 64);
+  c.threshold = env_size("LRRT_STAGING_MIN", c.threshold, 1, SIZE_MAX);
+  if (std::getenv("LRRT_STAGING_POLL_US")) c.poll_us = env_count("LRRT_STAGING_POLL_US", 0, 100000);
+  if (const char* v = std::getenv("LRRT_STAGING_TRACE")) c.trace = *v && std::string_view(v) != "0";
+  if (const char* v = std::getenv("LRRT_STAGING_NT"); v && *v) {
+    std::string_view s(v);
+    if (s != "d2h" && s != "h2d" && s != "both" && s != "none")
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_STAGING_NT='{}' is not one of d2h, h2d, both, none", v);
+    c.nt_to_host = s == "d2h" || s == "both";
+    c.nt_to_device = s == "h2d" || s == "both";
+  }
+  return c;
+}
 
 StagingMode staging_mode() { return static_cast<StagingMode>(mode_storage().load(std::memory_order_relaxed)); }
 void set_staging_mode(StagingMode mode) { mode_storage().store(static_cast<int>(mode)); }
 
-// ---- ParallelCopier ---------------------------------------------------------
+void copy_streaming(void* dst, const void* src, size_t size) {
+#if defined(__x86_64__)
+  if (size >= 4096) {
+    auto* d = static_cast<std::byte*>(dst);
+    auto* s = static_cast<const std::byte*>(src);
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    const size_t head = (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32;
+    std::memcpy(d, s, head);
+    const size_t body = (size - head) / 128 * 128;
+    if (avx2) stream_avx2(d + head, s + head, body);
+    else stream_sse2(d + head, s + head, body);
+    // Streaming stores are weakly ordered: make them visible before the
+    // caller reports the copy complete.
+    _mm_sfence();
+    std::memcpy(d + head + body, s + head + body, size - head - body);
+    return;
+  }
+#endif
+  std::memcpy(dst, src, size);
+}
 
-ParallelCopier::ParallelCopier(unsigned threads) {
+// ---- ForkJoinPool -------------------------------------------------------------
+
+ForkJoinPool::ForkJoinPool(unsigned threads) {
   threads = std::max(threads, 1u);
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
 
-ParallelCopier::~ParallelCopier() {
+ForkJoinPool::~ForkJoinPool() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -62,98 +162,122 @@ ParallelCopier::~ParallelCopier() {
   for (auto& t : workers_) t.join();
 }
 
-void ParallelCopier::copy(void* dst, const void* src, size_t size) {
-  unsigned parts = static_cast<unsigned>(std::min<size_t>(threads(), std::max<size_t>(1, size / kMinPart)));
-  if (parts <= 1) {
-    std::memcpy(dst, src, size);
-    return;
-  }
-  {
+void ForkJoinPool::run(unsigned n, const std::function<void(unsigned)>& task) {
+  n = std::clamp(n, 1u, threads());
+  if (n > 1) {
     std::lock_guard lock(mutex_);
-    dst_ = static_cast<std::byte*>(dst);
-    src_ = static_cast<const std::byte*>(src);
-    size_ = size;
-    parts_ = parts;
-    remaining_ = parts - 1;
+    task_ = &task;
+    active_ = n;
+    remaining_ = n - 1;
+    error_ = nullptr;
     ++generation_;
   }
-  wake_.notify_all();
-  // Part 0 on the calling thread.
-  size_t per = round_up((size + parts - 1) / parts, 4096);
-  std::memcpy(dst, src, std::min(per, size));
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return remaining_ == 0; });
+  if (n > 1) wake_.notify_all();
+  std::exception_ptr mine;
+  try {
+    task(0);
+  } catch (...) {
+    mine = std::current_exception();
+  }
+  if (n > 1) {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return remaining_ == 0; });
+    task_ = nullptr;
+    if (!mine) mine = error_;
+  }
+  if (mine) std::rethrow_exception(mine);
 }
 
-void ParallelCopier::worker_main(unsigned id) {
+void ForkJoinPool::worker_main(unsigned id) {
   uint64_t seen = 0;
   for (;;) {
-    std::byte* dst;
-    const std::byte* src;
-    size_t size;
-    unsigned parts;
+    const std::function<void(unsigned)>* task = nullptr;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
-      dst = dst_;
-      src = src_;
-      size = size_;
-      parts = parts_;
+      if (id >= active_) continue;
+      task = task_;
     }
-    if (id < parts) {
-      size_t per = round_up((size + parts - 1) / parts, 4096);
-      size_t begin = std::min(size, per * id);
-      size_t end = std::min(size, begin + per);
-      if (end > begin) std::memcpy(dst + begin, src + begin, end - begin);
-      std::lock_guard lock(mutex_);
-      if (--remaining_ == 0) done_.notify_one();
+    std::exception_ptr error;
+    try {
+      (*task)(id);
+    } catch (...) {
+      error = std::current_exception();
     }
+    std::lock_guard lock(mutex_);
+    if (error && !error_) error_ = error;
+    if (--remaining_ == 0) done_.notify_one();
   }
 }
 
-// ---- StagingPipeline --------------------------------------------------------
+// ---- StagingPipeline ----------------------------------------------------------
 
 StagingPipeline::StagingPipeline(Device& device, StagingConfig config)
-    : device_(device),
-      config_(config),
-      copier_(config.threads ? config.threads : default_threads()) {
-  config_.chunks = std::max(config_.chunks, 2u);
-  config_.chunk_bytes = std::max<size_t>(config_.chunk_bytes, 4096);
+    : device_(device), config_(config), pool_(config.lanes ? config.lanes : default_lanes()) {
+  config_.lanes = pool_.threads();
+  config_.slots = std::max(config_.slots, 1u);
+  config_.chunk_bytes = round_up(std::max<size_t>(config_.chunk_bytes, 4096), 4096);
   config_.min_chunk_bytes = std::clamp<size_t>(config_.min_chunk_bytes, 4096, config_.chunk_bytes);
-  if (!config_.threads) config_.threads = copier_.threads();
-  queue_ = device_.create_queue();
+  lanes_.resize(config_.lanes);
   try {
-    for (unsigned i = 0; i < config_.chunks; ++i) {
-      chunks_.push_back(static_cast<std::byte*>(device_.allocate_host(config_.chunk_bytes)));
-      events_.push_back(device_.create_event());
+    for (Lane& lane : lanes_) {
+      lane.queue = device_.create_queue();
+      for (unsigned i = 0; i < config_.slots; ++i) {
+        lane.slots.push_back(static_cast<std::byte*>(device_.allocate_host(config_.chunk_bytes)));
+        lane.slot_free.push_back(device_.create_event());
+      }
     }
   } catch (...) {
-    for (auto* c : chunks_) device_.free_host(c);
+    for (Lane& lane : lanes_)
+      for (auto* s : lane.slots) device_.free_host(s);
     throw;
   }
 }
 
 StagingPipeline::~StagingPipeline() {
-  try {
-    queue_->synchronize();
-  } catch (...) {
+  if (config_.trace) {
+    for (int d = 0; d < 2; ++d) {
+      if (!copies_[d]) continue;
+      LaneTimes sum, worst;
+      for (const Lane& lane : lanes_) {
+        const LaneTimes& t = lane.times[d];
+        sum.wait += t.wait, sum.host_copy += t.host_copy, sum.issue += t.issue, sum.total += t.total;
+        worst.total = std::max(worst.total, t.total);
+      }
+      double n = double(lanes_.size());
+      fmt::print(stderr,
+                 "lrrt staging {}: {} copies, {:.1f} MiB, {:.2f} GB/s; {} lanes x {} slots x {} KiB, poll {} us; "
+                 "per lane (mean of {:.1f} ms busy): wait {:.0f}%, host copy {:.0f}% ({:.2f} GB/s per thread), "
+                 "DMA issue {:.0f}%\n",
+                 d ? "D2H" : "H2D", copies_[d], double(bytes_[d]) / 1048576.0, double(bytes_[d]) / wall_ns_[d],
+                 lanes_.size(), config_.slots, config_.chunk_bytes / 1024, config_.poll_us, sum.total / n / 1e6,
+                 100 * sum.wait / sum.total, 100 * sum.host_copy / sum.total,
+                 double(bytes_[d]) / sum.host_copy, 100 * sum.issue / sum.total);
+    }
   }
-  events_.clear();
-  queue_.reset();
-  for (auto* c : chunks_) {
+  for (Lane& lane : lanes_) {
     try {
-      device_.free_host(c);
+      if (lane.queue) lane.queue->synchronize();
     } catch (...) {
+    }
+    lane.slot_free.clear();
+    lane.queue.reset();
+    for (auto* s : lane.slots) {
+      try {
+        device_.free_host(s);
+      } catch (...) {
+      }
     }
   }
 }
 
-size_t StagingPipeline::chunk_for(size_t size) const {
-  // At least four chunks per copy where the chunk size allows it.
-  size_t c = round_up((size + 3) / 4, 4096);
-  return std::clamp(c, config_.min_chunk_bytes, config_.chunk_bytes);
+size_t StagingPipeline::piece_for(size_t size) const {
+  // Four pieces per lane where the bounds allow: the copy's tail (the last
+  // piece's DMA or host copy, which nothing overlaps) stays short.
+  size_t p = round_up((size + 4 * config_.lanes - 1) / (4 * config_.lanes), 4096);
+  return std::clamp(p, config_.min_chunk_bytes, config_.chunk_bytes);
 }
 
 void StagingPipeline::copy(void* dst, const void* src, size_t size, CopyKind kind) {
@@ -161,61 +285,95 @@ void StagingPipeline::copy(void* dst, const void* src, size_t size, CopyKind kin
   if (kind == CopyKind::DeviceToDevice)
     LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the staging pipeline copies to or from host memory only");
   std::lock_guard lock(mutex_);
+  const size_t piece = piece_for(size);
+  const size_t pieces = (size + piece - 1) / piece;
+  const unsigned lanes = static_cast<unsigned>(std::min<size_t>(config_.lanes, pieces));
+  auto* d = static_cast<std::byte*>(dst);
+  auto* s = static_cast<const std::byte*>(src);
   try {
-    if (kind == CopyKind::HostToDevice)
-      to_device(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), size);
-    else
-      to_host(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), size);
+    auto t0 = std::chrono::steady_clock::now();
+    pool_.run(lanes, [&](unsigned i) { run_lane(lanes_[i], i, lanes, d, s, size, piece, kind); });
+    int dir = kind == CopyKind::DeviceToHost;
+    wall_ns_[dir] += double(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    bytes_[dir] += size;
+    ++copies_[dir];
   } catch (...) {
-    // No DMA may still touch a chunk when the next copy starts.
-    try {
-      queue_->synchronize();
-    } catch (...) {
+    // No DMA may still touch a slot when the next copy starts.
+    for (Lane& lane : lanes_) {
+      try {
+        lane.queue->synchronize();
+      } catch (...) {
+      }
     }
     throw;
   }
 }
 
-void StagingPipeline::to_device(std::byte* dst, const std::byte* src, size_t size) {
-  const size_t chunk = chunk_for(size);
-  const size_t n = (size + chunk - 1) / chunk;
-  const size_t k = chunks_.size();
-  for (size_t i = 0; i < n; ++i) {
-    const size_t slot = i % k;
-    const size_t offset = i * chunk;
-    const size_t len = std::min(chunk, size - offset);
-    // The slot's previous DMA must have read the chunk before it is refilled.
-    if (i >= k) events_[slot]->synchronize();
-    copier_.copy(chunks_[slot], src + offset, len);
-    Event* signal = events_[slot].get();
-    queue_->copy(dst + offset, chunks_[slot], len, CopyKind::HostToDevice, {}, signal);
-  }
-  queue_->synchronize();
+// Lane `index` of `lanes` moves pieces index, index + lanes, ... through its
+// slots; slot j % slots holds the lane's j-th piece.
+void StagingPipeline::wait_slot(Event& event) const {
+  if (config_.poll_us == 0) return event.synchronize();
+  while (!event.query()) std::this_thread::sleep_for(std::chrono::microseconds(config_.poll_us));
 }
 
-void StagingPipeline::to_host(std::byte* dst, const std::byte* src, size_t size) {
-  const size_t chunk = chunk_for(size);
-  const size_t n = (size + chunk - 1) / chunk;
-  const size_t k = chunks_.size();
-  auto start_dma = [&](size_t i) {
-    const size_t slot = i % k;
-    const size_t offset = i * chunk;
-    const size_t len = std::min(chunk, size - offset);
-    queue_->copy(chunks_[slot], src + offset, len, CopyKind::DeviceToHost, {}, events_[slot].get());
+void StagingPipeline::run_lane(Lane& lane, unsigned index, unsigned lanes, std::byte* dst, const std::byte* src,
+                               size_t size, size_t piece, CopyKind kind) {
+  using clock = std::chrono::steady_clock;
+  const bool trace = config_.trace;
+  LaneTimes& times = lane.times[kind == CopyKind::DeviceToHost];
+  auto mark = [&](double& into, clock::time_point& since) {
+    if (!trace) return;
+    auto now = clock::now();
+    into += double(std::chrono::duration_cast<std::chrono::nanoseconds>(now - since).count());
+    since = now;
   };
-  for (size_t i = 0; i < std::min(n, k); ++i) start_dma(i);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t slot = i % k;
-    const size_t offset = i * chunk;
-    const size_t len = std::min(chunk, size - offset);
-    events_[slot]->synchronize();
-    copier_.copy(dst + offset, chunks_[slot], len);
-    if (i + k < n) start_dma(i + k);
+  clock::time_point t = trace ? clock::now() : clock::time_point{};
+  const clock::time_point start = t;
+
+  const size_t pieces = (size + piece - 1) / piece;
+  const size_t mine = (pieces - index + lanes - 1) / lanes;
+  const size_t k = lane.slots.size();
+  auto offset_of = [&](size_t j) { return (index + j * lanes) * piece; };
+  auto length_of = [&](size_t j) { return std::min(piece, size - offset_of(j)); };
+  auto host_copy = [](bool streaming, void* to, const void* from, size_t n) {
+    if (streaming) copy_streaming(to, from, n);
+    else std::memcpy(to, from, n);
+  };
+  if (kind == CopyKind::HostToDevice) {
+    for (size_t j = 0; j < mine; ++j) {
+      const size_t slot = j % k;
+      // The slot's previous DMA must have read it before it is refilled.
+      if (j >= k) wait_slot(*lane.slot_free[slot]);
+      mark(times.wait, t);
+      host_copy(config_.nt_to_device, lane.slots[slot], src + offset_of(j), length_of(j));
+      mark(times.host_copy, t);
+      lane.queue->copy(dst + offset_of(j), lane.slots[slot], length_of(j), CopyKind::HostToDevice, {}, nullptr);
+      lane.queue->record(*lane.slot_free[slot]);
+      mark(times.issue, t);
+    }
+  } else {
+    auto start_dma = [&](size_t j) {
+      const size_t slot = j % k;
+      lane.queue->copy(lane.slots[slot], src + offset_of(j), length_of(j), CopyKind::DeviceToHost, {}, nullptr);
+      lane.queue->record(*lane.slot_free[slot]);
+      mark(times.issue, t);
+    };
+    for (size_t j = 0; j < std::min(mine, k); ++j) start_dma(j);
+    for (size_t j = 0; j < mine; ++j) {
+      const size_t slot = j % k;
+      wait_slot(*lane.slot_free[slot]);
+      mark(times.wait, t);
+      host_copy(config_.nt_to_host, dst + offset_of(j), lane.slots[slot], length_of(j));
+      mark(times.host_copy, t);
+      if (j + k < mine) start_dma(j + k);
+    }
   }
-  queue_->synchronize();
+  lane.queue->synchronize();
+  mark(times.wait, t);
+  if (trace) times.total += double(std::chrono::duration_cast<std::chrono::nanoseconds>(t - start).count());
 }
 
-// ---- lr_memcpy's hook -------------------------------------------------------
+// ---- lr_memcpy's hook ---------------------------------------------------------
 
 bool staged_copy(DeviceState& state, void* dst, const void* src, size_t size, CopyKind kind) {
   const StagingMode mode = staging_mode();
@@ -223,7 +381,9 @@ bool staged_copy(DeviceState& state, void* dst, const void* src, size_t size, Co
   Device& device = *state.device;
   if (mode != StagingMode::Force) {
     if (device.properties().backend == "host") return false;  // host memory is device memory
-    if (size < StagingConfig{}.threshold) return false;
+    // Read once per process; a malformed variable fails every staged copy, naming it.
+    static const size_t threshold = StagingConfig::from_env().threshold;
+    if (size < threshold) return false;
   }
   const void* host = kind == CopyKind::HostToDevice ? src : dst;
   std::shared_ptr<StagingPipeline> pipeline;
@@ -238,7 +398,7 @@ bool staged_copy(DeviceState& state, void* dst, const void* src, size_t size, Co
         if (p >= b && p < b + n) return false;
       }
     }
-    if (!state.staging) state.staging = std::make_shared<StagingPipeline>(device);
+    if (!state.staging) state.staging = std::make_shared<StagingPipeline>(device, StagingConfig::from_env());
     pipeline = state.staging;
   }
   pipeline->copy(dst, src, size, kind);

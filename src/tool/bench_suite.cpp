@@ -116,6 +116,76 @@ void check(lr_status_t s, const char* what) { lrrt::check(s, what); }
 
 // ---- launch-overhead ----------------------------------------------------------
 
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
+}
+
+// A wait for ~20 ms of queued GPU work (saxpy launches): wall time and the
+// waiting thread's CPU time, lrrt's spin-then-block wait beside the native
+// default and blocking waits. Shows what the spin costs on long work.
+void bench_long_wait(Ctx& c, bool native_blocking) {
+  const std::string B = "launch-overhead";
+  const auto& so = c.options.sampling;
+  auto image = kernel_image(c, "saxpy");
+  lrrt::Module module(c.dev, image);
+  lrrt::Kernel kernel = module.kernel("saxpy");
+  const uint32_t n = 4u << 20;
+  lrrt::DeviceBuffer x(c.dev, size_t(n) * 4), y(c.dev, size_t(n) * 4);
+  {
+    std::vector<float> zeros(n, 0.0f);
+    lrrt::copy_to_device(x, zeros.data(), size_t(n) * 4);
+    lrrt::copy_to_device(y, zeros.data(), size_t(n) * 4);
+  }
+  const auto cfg = lrrt::launch_config({(n + 255) / 256, 1, 1}, {256, 1, 1});
+  const auto args = saxpy_args(1.0f, x.data(), y.data(), n);
+  auto launch = [&] { check(lr_launch(kernel.get(), &cfg, args.data(), args.size()), "lr_launch"); };
+  auto sync = [&] { check(lr_synchronize(c.dev.get()), "lr_synchronize"); };
+  // Launches per sample: about 20 ms of work (10x the default spin), from
+  // the time per launch of a timed batch.
+  launch();
+  sync();
+  double t0 = now_ns();
+  for (int i = 0; i < 20; ++i) launch();
+  sync();
+  const double one = std::max((now_ns() - t0) / 20, 1000.0);
+  const int reps = static_cast<int>(std::clamp(20e6 / one, 1.0, 5000.0));
+  const std::map<std::string, std::string> p{{"launches", std::to_string(reps)}};
+  c.progress(fmt::format("{} {} long-wait ({} saxpy launches)", B, c.backend, reps));
+
+  auto measure = [&](auto&& enqueue, auto&& wait) {
+    return sample_multi(so, 2, [&](double* v) {
+      enqueue();
+      double w0 = now_ns(), c0 = thread_cpu_ns();
+      wait();
+      v[0] = now_ns() - w0;
+      v[1] = thread_cpu_ns() - c0;
+    });
+  };
+  auto r = measure([&] { for (int i = 0; i < reps; ++i) launch(); }, sync);
+  add(c, B, "long-wait", "lrrt", p, 0, 0, "lr_synchronize after the launches", std::move(r[0]));
+  add(c, B, "long-wait-cpu", "lrrt", p, 0, 0, "CPU time of the thread in lr_synchronize", std::move(r[1]));
+  if (!c.native) return;
+  int nk = c.native->load_kernel(image, "saxpy");
+  std::span<const std::byte> nargs(args.data(), args.size());
+  auto nlaunch = [&] {
+    for (int i = 0; i < reps; ++i) c.native->launch(nk, {(n + 255) / 256, 1, 1}, {256, 1, 1}, nargs);
+  };
+  for (bool blocking : {false, true}) {
+    if (blocking && !native_blocking) continue;
+    auto q = p;
+    if (blocking) q["wait"] = "blocking";
+    auto nr = measure(nlaunch, [&] {
+      if (blocking) c.native->synchronize_blocking();
+      else c.native->synchronize();
+    });
+    std::string api = c.native_api + (blocking ? " (blocking wait)" : "");
+    add(c, B, "long-wait", "native", q, 0, 0, api, std::move(nr[0]));
+    add(c, B, "long-wait-cpu", "native", q, 0, 0, api, std::move(nr[1]));
+  }
+}
+
 void bench_launch_overhead(Ctx& c) {
   const std::string B = "launch-overhead";
   auto image = kernel_image(c, "empty");
@@ -134,50 +204,87 @@ void bench_launch_overhead(Ctx& c) {
   if (c.native) nk = c.native->load_kernel(image, "empty");
   auto nlaunch = [&] { c.native->launch(nk, {1, 1, 1}, {64, 1, 1}, nargs); };
 
+  // lrrt and native samples alternate (order swapped every sample), so
+  // drift in clocks or load hits both sides of a ratio alike.
+  auto paired = [&](const std::string& metric, const std::function<double()>& lrrt_op,
+                    const std::function<double()>& native_op) {
+    if (!c.native) {
+      add(c, B, metric, "lrrt", {}, 0, 0, api, sample(so, lrrt_op));
+      return;
+    }
+    size_t turn = 0;
+    auto r = sample_multi(so, 2, [&](double* v) {
+      if (turn++ % 2) {
+        v[1] = native_op();
+        v[0] = lrrt_op();
+      } else {
+        v[0] = lrrt_op();
+        v[1] = native_op();
+      }
+    });
+    add(c, B, metric, "lrrt", {}, 0, 0, api, std::move(r[0]));
+    add(c, B, metric, "native", {}, 0, 0, c.native_api, std::move(r[1]));
+  };
+
   c.progress(B + " " + c.backend + " enqueue");
-  add(c, B, "enqueue", "lrrt", {}, 0, 0, api, sample(so, [&] {
+  paired(
+      "enqueue",
+      [&] {
         double t0 = now_ns();
         for (size_t i = 0; i < batch; ++i) launch();
         double t = now_ns() - t0;
         sync();
         return t / double(batch);
-      }));
-  if (c.native)
-    add(c, B, "enqueue", "native", {}, 0, 0, c.native_api, sample(so, [&] {
-          double t0 = now_ns();
-          for (size_t i = 0; i < batch; ++i) nlaunch();
-          double t = now_ns() - t0;
-          c.native->synchronize();
-          return t / double(batch);
-        }));
+      },
+      [&] {
+        double t0 = now_ns();
+        for (size_t i = 0; i < batch; ++i) nlaunch();
+        double t = now_ns() - t0;
+        c.native->synchronize();
+        return t / double(batch);
+      });
 
   c.progress(B + " " + c.backend + " throughput");
-  add(c, B, "throughput", "lrrt", {}, 0, 0, api, sample(so, [&] {
+  paired(
+      "throughput",
+      [&] {
         double t0 = now_ns();
         for (size_t i = 0; i < batch; ++i) launch();
         sync();
         return (now_ns() - t0) / double(batch);
-      }));
-  if (c.native)
-    add(c, B, "throughput", "native", {}, 0, 0, c.native_api, sample(so, [&] {
-          double t0 = now_ns();
-          for (size_t i = 0; i < batch; ++i) nlaunch();
-          c.native->synchronize();
-          return (now_ns() - t0) / double(batch);
-        }));
+      },
+      [&] {
+        double t0 = now_ns();
+        for (size_t i = 0; i < batch; ++i) nlaunch();
+        c.native->synchronize();
+        return (now_ns() - t0) / double(batch);
+      });
 
   c.progress(B + " " + c.backend + " round-trip");
-  add(c, B, "round-trip", "lrrt", {}, 0, 0, api, sample(so, [&] {
+  paired(
+      "round-trip",
+      [&] {
         double t0 = now_ns();
         launch();
         sync();
         return now_ns() - t0;
-      }));
-  if (c.native)
-    add(c, B, "round-trip", "native", {}, 0, 0, c.native_api, sample(so, [&] {
+      },
+      [&] {
+        double t0 = now_ns();
+        nlaunch();
+        c.native->synchronize();
+        return now_ns() - t0;
+      });
+
+  // The native blocking wait (the thread sleeps until the device signals),
+  // which lrrt's spin-then-block wait is meant to beat on short work.
+  const bool native_blocking = c.native && c.native->synchronize_blocking();
+  if (native_blocking)
+    add(c, B, "round-trip", "native", {{"wait", "blocking"}}, 0, 0, c.native_api + " (blocking wait)",
+        sample(so, [&] {
           double t0 = now_ns();
           nlaunch();
-          c.native->synchronize();
+          c.native->synchronize_blocking();
           return now_ns() - t0;
         }));
 
@@ -198,10 +305,16 @@ void bench_launch_overhead(Ctx& c) {
         }));
   }
 
+  if (c.backend != "host") bench_long_wait(c, native_blocking);
+
   double rt_l = median_of(c, B, "round-trip", "lrrt"), rt_n = median_of(c, B, "round-trip", "native");
+  double rt_b = median_of(c, B, "round-trip", "native", {{"wait", "blocking"}});
   double tp_l = median_of(c, B, "throughput", "lrrt"), tp_n = median_of(c, B, "throughput", "native");
   double eq_l = median_of(c, B, "enqueue", "lrrt"), eq_n = median_of(c, B, "enqueue", "native");
   std::string native_part = std::isnan(rt_n) ? "" : fmt::format(" (native {})", format_time_ns(rt_n));
+  if (!std::isnan(rt_b))
+    native_part = fmt::format(" (native: {} default wait, {} blocking wait = {:.2f}x lrrt)", format_time_ns(rt_n),
+                              format_time_ns(rt_b), rt_b / rt_l);
   summary(c, B, "empty-dispatch-round-trip", rt_l, "ns",
           fmt::format("empty dispatch: launch + synchronize {}{}; {} per launch at throughput{}; enqueue {} per "
                       "launch{}",
@@ -541,13 +654,18 @@ void bench_saxpy_bandwidth(Ctx& c) {
           return now_ns() - t0;
         }));
     unsigned threads = std::max(1u, c.props.compute_units);
-    rt::ParallelCopier copier(threads);
+    rt::ForkJoinPool pool(threads);
+    const size_t part = (bytes + threads - 1) / threads;
     auto pm = p;
     pm["threads"] = std::to_string(threads);
     add(c, B, "memcpy-parallel", "native", pm, bytes, 2 * bytes, fmt::format("memcpy, {} threads", threads),
         sample(so, [&] {
           double t0 = now_ns();
-          copier.copy(y.data(), x.data(), bytes);
+          pool.run(threads, [&](unsigned i) {
+            size_t begin = std::min(bytes, part * i), end = std::min(bytes, begin + part);
+            std::memcpy(static_cast<std::byte*>(y.data()) + begin, static_cast<const std::byte*>(x.data()) + begin,
+                        end - begin);
+          });
           return now_ns() - t0;
         }));
   } else if (c.native) {

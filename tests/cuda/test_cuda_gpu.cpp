@@ -371,6 +371,48 @@ TEST_CASE("queues, events, cross-queue dependencies and async copies") {
   LR_OK(lr_module_destroy(m));
 }
 
+TEST_CASE("waits that block at once (spin 0) or outlast a short spin still see all the work") {
+  lr_module_t* m = load(kernel_file("vector_add.sm_90.cubin"));
+  lr_kernel_t* add = get(m, "vector_add_i32");
+  const uint32_t n = 1u << 24;
+  const size_t bytes = size_t(n) * 4;
+  auto a = random_values<int32_t>(n), b = random_values<int32_t>(n);
+  int32_t* da = device_copy(a);
+  int32_t* db = device_copy(b);
+  int32_t* host = nullptr;
+  LR_OK(lr_host_malloc(g_dev, bytes, reinterpret_cast<void**>(&host)));
+  lr_event_t* done = nullptr;
+  LR_OK(lr_event_create(g_dev, &done));
+  const uint32_t chain = 40;  // c = a + b, then c += b: the result depends on every launch
+  auto cfg = config1d(n / 256, 256);
+  for (uint64_t spin : {uint64_t(0), uint64_t(20)}) {
+    LR_OK(lr_set_wait_spin_us(spin));
+    auto* dc = static_cast<int32_t*>(poisoned(bytes));
+    Args first, next;
+    first.add(da).add(db).add(dc).add(n);
+    next.add(dc).add(db).add(dc).add(n);
+    LR_OK(lr_launch(add, &cfg, first.bytes.data(), first.bytes.size()));
+    for (uint32_t i = 1; i < chain; ++i) LR_OK(lr_launch(add, &cfg, next.bytes.data(), next.bytes.size()));
+    LR_OK(lr_synchronize(g_dev));
+    // No dependency on the launches: the copy sees all their results only
+    // if lr_synchronize waited for every one.
+    std::memset(host, 0xFF, bytes);
+    LR_OK(lr_memcpy_async_with_dependencies(g_dev, host, dc, bytes, LR_MEMCPY_DEVICE_TO_HOST, done, nullptr, 0));
+    LR_OK(lr_event_synchronize(done));
+    size_t bad = 0;
+    for (uint32_t i = 0; i < n; ++i)
+      bad += host[i] != static_cast<int32_t>(static_cast<uint32_t>(a[i]) + chain * static_cast<uint32_t>(b[i]));
+    CHECK_MESSAGE(bad == 0, "spin ", spin, " us: ", bad, " elements wrong");
+    LR_OK(lr_free(g_dev, dc));
+  }
+  LR_OK(lr_set_wait_spin_us(2000));
+  LR_OK(lr_event_destroy(done));
+  LR_OK(lr_host_free(g_dev, host));
+  LR_OK(lr_free(g_dev, da));
+  LR_OK(lr_free(g_dev, db));
+  LR_OK(lr_module_destroy(m));
+}
+
 TEST_CASE("sync copies in all three directions, pageable memory") {
   const size_t n = (3u << 20) + 5;
   std::vector<unsigned char> src(n), back(n, 0);

@@ -61,6 +61,15 @@ TEST_CASE("C ABI reports errors with status codes and messages before lr_init") 
   CHECK(std::string(lr_status_string(LR_ERROR_KERNEL_FAULT)) == "LR_ERROR_KERNEL_FAULT");
 }
 
+TEST_CASE("C ABI: lr_set_wait_spin_us takes 0 to one minute and names the limit beyond") {
+  CHECK(lr_set_wait_spin_us(0) == LR_SUCCESS);
+  CHECK(lr_set_wait_spin_us(60'000'000) == LR_SUCCESS);
+  CHECK(lr_set_wait_spin_us(60'000'001) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(lr_last_error_message()).find("60000000 us") != std::string::npos);
+  CHECK(lr_set_wait_spin_us(2000) == LR_SUCCESS);
+  CHECK(std::string(lr_last_error_message()).empty());
+}
+
 TEST_CASE("host backend: saxpy on random inputs verifies every element") {
   lrrt::Runtime runtime;
   CHECK_THROWS_AS(lrrt::Runtime(), lrrt::Error);  // second lr_init

@@ -3,12 +3,17 @@
 // sizes that are not multiples of the chunk.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 #include <random>
 #include <vector>
 
 #include "lrrt/lrrt.hpp"
 #include "runtime.hpp"
+#include "error.hpp"
 #include "staging.hpp"
 
 namespace rt = lrrt::rt;
@@ -41,40 +46,103 @@ struct ModeGuard {
 
 }  // namespace
 
-TEST_CASE("staging: parallel copier copies every byte for any size and thread count") {
-  for (unsigned threads : {1u, 2u, 3u, 5u}) {
-    rt::ParallelCopier copier(threads);
-    for (size_t n : {size_t(0), size_t(1), size_t(4095), size_t(1) << 20, (size_t(3) << 20) + 77,
-                     (size_t(9) << 20) + 4097}) {
-      auto src = random_bytes(n, unsigned(n + threads));
-      std::vector<std::byte> dst(n, std::byte{0});
-      copier.copy(dst.data(), src.data(), n);
-      CHECK_MESSAGE(dst == src, "threads ", threads, " size ", n);
+TEST_CASE("staging: streaming copy copies every byte for any size and alignment") {
+  for (size_t n : {size_t(0), size_t(1), size_t(4095), size_t(4096), size_t(4096 + 127), size_t(1) << 20,
+                   (size_t(3) << 20) + 77}) {
+    for (size_t dst_off : {size_t(0), size_t(1), size_t(17), size_t(31)}) {
+      for (size_t src_off : {size_t(0), size_t(5)}) {
+        auto src = random_bytes(n + src_off, unsigned(n + dst_off * 3 + src_off));
+        std::vector<std::byte> dst(n + dst_off + 64, std::byte{0xA5});  // poisoned, with guard bytes
+        rt::copy_streaming(dst.data() + dst_off, src.data() + src_off, n);
+        CHECK_MESSAGE(std::memcmp(dst.data() + dst_off, src.data() + src_off, n) == 0, "size ", n, " dst+",
+                      dst_off, " src+", src_off);
+        for (size_t i = 0; i < dst_off; ++i) REQUIRE(dst[i] == std::byte{0xA5});
+        for (size_t i = n + dst_off; i < dst.size(); ++i) REQUIRE(dst[i] == std::byte{0xA5});
+      }
     }
   }
 }
 
-TEST_CASE("staging: pipeline round trip on the host device with small chunks") {
+TEST_CASE("staging: fork-join pool runs every task once and rethrows the first failure") {
+  for (unsigned threads : {1u, 2u, 5u}) {
+    rt::ForkJoinPool pool(threads);
+    CHECK(pool.threads() == threads);
+    for (int round = 0; round < 50; ++round) {
+      std::vector<std::atomic<int>> hits(threads);
+      const unsigned n = 1 + unsigned(round) % threads;
+      pool.run(n, [&](unsigned i) { hits[i].fetch_add(1); });
+      for (unsigned i = 0; i < threads; ++i) REQUIRE(hits[i].load() == (i < n ? 1 : 0));
+    }
+    const unsigned bad = threads - 1;
+    std::atomic<int> ran{0};
+    CHECK_THROWS_WITH(pool.run(threads,
+                               [&](unsigned i) {
+                                 ran.fetch_add(1);
+                                 if (i == bad) throw std::runtime_error("task failed");
+                               }),
+                      "task failed");
+    CHECK(ran.load() == int(threads));
+    std::atomic<int> after{0};
+    pool.run(threads, [&](unsigned) { after.fetch_add(1); });  // still usable
+    CHECK(after.load() == int(threads));
+  }
+}
+
+TEST_CASE("staging: configuration from LRRT_STAGING_* names a malformed variable") {
+  struct Env {
+    const char* name;
+    explicit Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+    ~Env() { unsetenv(name); }
+  };
+  {
+    Env a("LRRT_STAGING_CHUNK", "512K"), b("LRRT_STAGING_SLOTS", "3"), c("LRRT_STAGING_THREADS", "5"),
+        d("LRRT_STAGING_NT", "both"), e("LRRT_STAGING_MIN", "2M");
+    auto config = rt::StagingConfig::from_env();
+    CHECK(config.chunk_bytes == 512 * 1024);
+    CHECK(config.slots == 3);
+    CHECK(config.lanes == 5);
+    CHECK(config.nt_to_host);
+    CHECK(config.nt_to_device);
+    CHECK(config.threshold == 2 * 1024 * 1024);
+  }
+  auto defaults = rt::StagingConfig::from_env();
+  CHECK(defaults.chunk_bytes == rt::StagingConfig{}.chunk_bytes);
+  CHECK(defaults.nt_to_host);
+  CHECK_FALSE(defaults.nt_to_device);
+  for (auto [name, value] : {std::pair{"LRRT_STAGING_CHUNK", "12Q"}, std::pair{"LRRT_STAGING_CHUNK", "1"},
+                             std::pair{"LRRT_STAGING_SLOTS", "0"}, std::pair{"LRRT_STAGING_THREADS", "x"},
+                             std::pair{"LRRT_STAGING_NT", "sometimes"}}) {
+    Env bad(name, value);
+    CHECK_THROWS_WITH_AS(rt::StagingConfig::from_env(), doctest::Contains(name), lrrt::rt::Error);
+  }
+}
+
+TEST_CASE("staging: pipeline round trip on the host device with small slots, with and without streaming stores") {
   lrrt::Runtime runtime;
   auto device = lrrt::Device::select("host");
-  rt::StagingConfig config;
-  config.chunk_bytes = 64 * 1024;
-  config.min_chunk_bytes = 4096;
-  config.chunks = 3;
-  config.threads = 3;
-  rt::StagingPipeline pipeline(internal(device), config);
-  for (size_t n : {size_t(1), size_t(4097), size_t(64 * 1024), size_t(64 * 1024 * 7 + 13), size_t(1) << 20,
-                   (size_t(5) << 20) + 4321}) {
-    auto src = random_bytes(n, unsigned(n));
-    lrrt::DeviceBuffer buffer(device, n);
-    pipeline.copy(buffer.data(), src.data(), n, rt::CopyKind::HostToDevice);
-    // Host device memory is host memory: check it directly, then the way back.
-    CHECK_MESSAGE(std::memcmp(buffer.data(), src.data(), n) == 0, "H2D size ", n);
-    std::vector<std::byte> back(n, std::byte{0});
-    pipeline.copy(back.data(), buffer.data(), n, rt::CopyKind::DeviceToHost);
-    CHECK_MESSAGE(back == src, "D2H size ", n);
+  for (bool nt : {false, true}) {
+    rt::StagingConfig config;
+    config.chunk_bytes = 64 * 1024;
+    config.min_chunk_bytes = 4096;
+    config.slots = 2;
+    config.lanes = 3;
+    config.nt_to_host = nt;
+    config.nt_to_device = nt;
+    rt::StagingPipeline pipeline(internal(device), config);
+    for (size_t n : {size_t(1), size_t(4097), size_t(64 * 1024), size_t(64 * 1024 * 7 + 13), size_t(1) << 20,
+                     (size_t(5) << 20) + 4321}) {
+      auto src = random_bytes(n, unsigned(n + nt));
+      lrrt::DeviceBuffer buffer(device, n);
+      std::memset(buffer.data(), 0xA5, n);  // poison
+      pipeline.copy(buffer.data(), src.data(), n, rt::CopyKind::HostToDevice);
+      // Host device memory is host memory: check it directly, then the way back.
+      CHECK_MESSAGE(std::memcmp(buffer.data(), src.data(), n) == 0, "H2D size ", n, " nt ", nt);
+      std::vector<std::byte> back(n, std::byte{0xA5});
+      pipeline.copy(back.data(), buffer.data(), n, rt::CopyKind::DeviceToHost);
+      CHECK_MESSAGE(back == src, "D2H size ", n, " nt ", nt);
+    }
+    CHECK_THROWS(pipeline.copy(nullptr, nullptr, 16, rt::CopyKind::DeviceToDevice));
   }
-  CHECK_THROWS(pipeline.copy(nullptr, nullptr, 16, rt::CopyKind::DeviceToDevice));
 }
 
 TEST_CASE("staging: lr_memcpy goes through the pipeline when forced, and not on host otherwise") {
@@ -89,7 +157,7 @@ TEST_CASE("staging: lr_memcpy goes through the pipeline when forced, and not on 
     CHECK_FALSE(state.staging);  // host memory is device memory: never staged
   }
   ModeGuard force(rt::StagingMode::Force);
-  // Sizes around and beyond the 3 x 16 MiB ring, none a multiple of a chunk.
+  // Sizes from one piece to many rounds of every lane's slots, none a multiple of a piece.
   for (size_t n : {size_t(3), size_t(1000003), (size_t(50) << 20) + 12345}) {
     auto src = random_bytes(n, unsigned(n * 7));
     lrrt::DeviceBuffer buffer(device, n);

@@ -109,12 +109,14 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   }
 
   LRRT_CU(s.cuStreamCreate(&copy_stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  LRRT_CU(s.cuEventCreate(&copy_stream_done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 }
 
 CudaDevice::~CudaDevice() {
   release_utility_queue();
   const CudaSymbols& s = cu();
   make_current();
+  if (copy_stream_done_) s.cuEventDestroy(copy_stream_done_);
   if (copy_stream_) s.cuStreamDestroy(copy_stream_);
   if (context_) s.cuDevicePrimaryCtxRelease(device_);
 }
@@ -208,7 +210,7 @@ void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kin
       LRRT_CU_DEVICE(*this, s.cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_), "cuMemcpyDtoDAsync", "");
       break;
   }
-  synchronize_stream(copy_stream_, "a blocking copy", [] { return std::string(); });
+  synchronize_stream(copy_stream_, copy_stream_done_, "a blocking copy", [] { return std::string(); });
 }
 
 }  // namespace lrrt::rt::cuda

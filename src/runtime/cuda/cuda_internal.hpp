@@ -18,6 +18,8 @@
 namespace lrrt::rt {
 // Longest a synchronizing call waits (LRRT_WAIT_TIMEOUT_MS); 0 = forever.
 std::chrono::milliseconds wait_timeout();
+// How long a wait polls before it blocks (lr_set_wait_spin_us).
+std::chrono::microseconds wait_spin();
 }  // namespace lrrt::rt
 
 namespace lrrt::rt::cuda {
@@ -102,6 +104,7 @@ class CudaQueue final : public Queue {
 
   CudaDevice& device_;
   CUstream stream_ = nullptr;
+  CUevent done_ = nullptr;  // blocking-sync: synchronize() sleeps on it after the spin
   static constexpr size_t kRecent = 8;
   std::array<std::atomic<const std::string*>, kRecent> recent_{};
   std::atomic<uint64_t> launches_since_sync_{0};
@@ -149,8 +152,10 @@ class CudaDevice final : public Device {
   // Waits for everything on `stream`: a timeout throws LR_ERROR_TIMEOUT
   // describing `what`, a failure goes to fail() naming kernels(). kernels is
   // called only on those paths: building names stays off the wait's hot path.
+  // `done` is a blocking-sync event of the caller's (recorded on `stream`
+  // only when the wait goes on past the spin).
   template <typename Kernels>
-  void synchronize_stream(CUstream stream, std::string_view what, Kernels&& kernels);
+  void synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels);
 
  private:
   uint32_t ordinal_;
@@ -160,26 +165,31 @@ class CudaDevice final : public Device {
   std::string description_;
   DeviceProperties properties_;
   CUstream copy_stream_ = nullptr;  // copy_sync's copies, all directions
+  CUevent copy_stream_done_ = nullptr;
 
   std::atomic<const std::string*> last_kernel_{nullptr};
   std::mutex fault_mutex_;
   std::string first_fault_;
 };
 
-// Spins on `query` for the first 2 ms (launch-and-wait latency stays that of
-// cuStreamSynchronize), then blocks in `block` when no timeout is set, or
-// polls every 50 us until the timeout; CUDA_ERROR_NOT_READY means timed out.
+// Polls `query` for the spin window (lr_set_wait_spin_us, default 2 ms):
+// short work is seen as soon as it ends, as a spinning wait would. Then, with
+// no timeout set, returns `block()`, which sleeps in the driver until the GPU
+// signals (blocking-sync events: no CPU burnt on long work, unlike the
+// driver's default wait, which spins for as long as it takes); with a timeout,
+// polls every 50 us until it. CUDA_ERROR_NOT_READY means timed out.
 template <typename Query, typename Block>
 CUresult CudaDevice::wait(Query&& query, Block&& block) const {
   using clock = std::chrono::steady_clock;
   const auto timeout = wait_timeout();
+  const auto spin = wait_spin();
   const auto start = clock::now();
   for (uint32_t i = 1;; ++i) {
     CUresult r = query();
     if (r != CUDA_ERROR_NOT_READY) return r;
-    if (i % 32 != 0) continue;
+    if (spin.count() && i % 32 != 0) continue;  // the clock is read every 32 polls
     auto elapsed = clock::now() - start;
-    if (elapsed < std::chrono::milliseconds(2)) continue;
+    if (elapsed < spin) continue;
     if (timeout.count() == 0) return block();
     if (elapsed >= timeout) return CUDA_ERROR_NOT_READY;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -188,15 +198,19 @@ CUresult CudaDevice::wait(Query&& query, Block&& block) const {
 }
 
 template <typename Kernels>
-void CudaDevice::synchronize_stream(CUstream stream, std::string_view what, Kernels&& kernels) {
+void CudaDevice::synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels) {
   const CudaSymbols& s = cu();
-  CUresult r = wait([&] { return s.cuStreamQuery(stream); }, [&] { return s.cuStreamSynchronize(stream); });
+  CUresult r = wait([&] { return s.cuStreamQuery(stream); },
+                    [&] {
+                      CUresult rec = s.cuEventRecord(done, stream);
+                      return rec == CUDA_SUCCESS ? s.cuEventSynchronize(done) : rec;
+                    });
   if (r == CUDA_SUCCESS) return;
   const std::string names = kernels();
   if (r == CUDA_ERROR_NOT_READY)
     LRRT_THROW_AT(LR_ERROR_TIMEOUT, "{} on {} did not finish within {} ms (LRRT_WAIT_TIMEOUT_MS){}", what,
                   description_, wait_timeout().count(), names.empty() ? "" : "; it runs kernel " + names);
-  fail(r, "cuStreamSynchronize", names, __FILE__, __LINE__);
+  fail(r, "waiting for a stream (cuStreamQuery/cuEventSynchronize)", names, __FILE__, __LINE__);
 }
 
 }  // namespace lrrt::rt::cuda

@@ -18,6 +18,7 @@ class CudaNativeBaseline final : public NativeBaseline {
   explicit CudaNativeBaseline(CudaDevice& device) : device_(device) {
     device_.make_current();
     LRRT_CU(cu().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    LRRT_CU(cu().cuEventCreate(&blocking_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   }
   ~CudaNativeBaseline() override {
     const CudaSymbols& s = cu();
@@ -26,6 +27,7 @@ class CudaNativeBaseline final : public NativeBaseline {
       s.cuStreamSynchronize(stream_);
       s.cuStreamDestroy(stream_);
     }
+    if (blocking_) s.cuEventDestroy(blocking_);
     for (CUmodule m : modules_) s.cuModuleUnload(m);
   }
 
@@ -60,6 +62,11 @@ class CudaNativeBaseline final : public NativeBaseline {
   }
 
   void synchronize() override { LRRT_CU(cu().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+  bool synchronize_blocking() override {
+    LRRT_CU(cu().cuEventRecord(blocking_, stream_), "cuEventRecord");
+    LRRT_CU(cu().cuEventSynchronize(blocking_), "cuEventSynchronize(CU_EVENT_BLOCKING_SYNC)");
+    return true;
+  }
 
   bool copy(void* dst, const void* src, size_t size, CopyKind kind, bool async) override {
     const CudaSymbols& s = cu();
@@ -108,6 +115,7 @@ class CudaNativeBaseline final : public NativeBaseline {
  private:
   CudaDevice& device_;
   CUstream stream_ = nullptr;
+  CUevent blocking_ = nullptr;
   std::vector<CUmodule> modules_;
   std::vector<CUfunction> functions_;
 };

@@ -27,7 +27,8 @@ std::string_view copy_name(CopyKind kind) {
 
 CudaEvent::CudaEvent(CudaDevice& device) : device_(device) {
   device_.make_current();
-  LRRT_CU(cu().cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
+  // Blocking-sync: a wait that outlasts the spin sleeps instead of spinning.
+  LRRT_CU(cu().cuEventCreate(&event_, CU_EVENT_BLOCKING_SYNC), "cuEventCreate");
 }
 
 CudaEvent::~CudaEvent() {
@@ -83,6 +84,10 @@ uint64_t CudaEvent::duration_ns() const {
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   device_.make_current();
   LRRT_CU(cu().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  if (CUresult r = cu().cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
+    cu().cuStreamDestroy(stream_);
+    LRRT_CU(r, "cuEventCreate");
+  }
 }
 
 CudaQueue::~CudaQueue() {
@@ -90,6 +95,7 @@ CudaQueue::~CudaQueue() {
   device_.make_current();
   // Destroying a stream with work in flight is allowed (the driver finishes
   // it); the core has waited already. Errors here have nowhere to go.
+  if (done_) cu().cuEventDestroy(done_);
   cu().cuStreamDestroy(stream_);
 }
 
@@ -203,7 +209,7 @@ void CudaQueue::record(Event& event) {
 
 void CudaQueue::synchronize() {
   device_.make_current();
-  device_.synchronize_stream(stream_, "a queue", [this] { return recent_kernels(); });
+  device_.synchronize_stream(stream_, done_, "a queue", [this] { return recent_kernels(); });
   launches_since_sync_.store(0, std::memory_order_relaxed);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "hsa_internal.hpp"
+#include "runtime.hpp"
 
 namespace lrrt::rt {
 namespace hsa {
@@ -105,7 +106,12 @@ void wait_signal(const Context& ctx, hsa_signal_t signal, const QueueErrorState*
                  const std::string& what) {
   const Api& api = ctx.api;
   auto deadline = std::chrono::steady_clock::now() + ctx.timeout;
-  // Slices of ~5 ms so queue errors and the timeout are noticed.
+  // Spin first (lr_set_wait_spin_us): short work is seen as soon as it ends.
+  if (auto spin = wait_spin(); spin.count() > 0) {
+    uint64_t ticks = std::max<uint64_t>(1, uint64_t(double(ctx.timestamp_frequency) * double(spin.count()) / 1e6));
+    if (api.hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1, ticks, HSA_WAIT_STATE_ACTIVE) < 1) return;
+  }
+  // Then block, in slices of ~5 ms so queue errors and the timeout are noticed.
   uint64_t slice = std::max<uint64_t>(1, ctx.timestamp_frequency / 200);
   for (;;) {
     hsa_signal_value_t v = api.hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1,

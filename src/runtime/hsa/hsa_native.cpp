@@ -87,9 +87,15 @@ class HsaNativeBaseline final : public NativeBaseline {
     ++next_;
   }
 
-  void synchronize() override {
-    if (last_.handle) wait(last_);
-    for (auto& s : copy_signals_) wait(s);
+  void synchronize() override { synchronize_in(HSA_WAIT_STATE_ACTIVE); }
+  bool synchronize_blocking() override {
+    synchronize_in(HSA_WAIT_STATE_BLOCKED);
+    return true;
+  }
+
+  void synchronize_in(hsa_wait_state_t state) {
+    if (last_.handle) wait(last_, state);
+    for (auto& s : copy_signals_) wait(s, state);
     free_copy_signals_.insert(free_copy_signals_.end(), pending_copies_.begin(), pending_copies_.end());
     pending_copies_.clear();
   }
@@ -137,9 +143,8 @@ class HsaNativeBaseline final : public NativeBaseline {
   }
 
  private:
-  void wait(hsa_signal_t s) {
-    while (api_.hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
-                                          HSA_WAIT_STATE_ACTIVE) >= 1) {
+  void wait(hsa_signal_t s, hsa_wait_state_t state = HSA_WAIT_STATE_ACTIVE) {
+    while (api_.hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX, state) >= 1) {
     }
   }
   bool pinned_contains(const void* p, size_t size) const {
