@@ -13,9 +13,11 @@
 // Lanes never wait for each other, so a slow thread delays only its own
 // pieces, and the DMA engines always have work queued from some lane.
 //
-// Pieces of 4 MiB (8 lanes x 2 slots = 64 MiB pinned) won a sweep on the
-// H200 (scripts/staging-sweep, docs/benchmarks.md): 256 KiB-1 MiB pieces lost
-// to the cost of a DMA per piece, 16 MiB to the unoverlapped tail. Writes
+// Pieces of 4 MiB in 3 slots per lane (8 lanes: 96 MiB pinned, allocated on
+// the first staged copy) won three sweeps on the H200 (scripts/staging-sweep,
+// docs/results/h200-staging-sweep-2026-11-29): 256 KiB-1 MiB pieces lost to
+// the cost of a DMA per piece, 16 MiB ones to the unoverlapped tail, and a
+// third slot keeps a lane's next DMA queued while it copies. Writes
 // into the user's pageable buffer (D2H) use non-temporal stores: no
 // read-for-ownership of a destination about to be overwritten (28 -> 45 GB/s
 // for D2H there).
@@ -34,6 +36,7 @@
 //   LRRT_STAGING_TRACE=1        print where the lanes' time went when the pipeline is released
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -52,7 +55,7 @@ struct DeviceState;
 struct StagingConfig {
   size_t chunk_bytes = size_t(4) << 20;       // largest piece one DMA moves (= slot size)
   size_t min_chunk_bytes = size_t(1) << 20;  // smallest piece of a split copy (smaller lost on the H200)
-  unsigned slots = 2;                         // pinned slots per lane
+  unsigned slots = 3;                         // pinned slots per lane
   unsigned lanes = 0;                         // 0 = half the cores, 2 to 8
   // Smallest copy lr_memcpy stages. On the H200 (2026-11-29) staging lost to
   // the driver's own pageable path at 1-4 MiB and won from 16 MiB up.
@@ -93,7 +96,7 @@ class ForkJoinPool {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it by spinning workers
   unsigned active_ = 0;     // tasks 1..active_-1 run on workers this generation
   unsigned remaining_ = 0;  // worker tasks not finished
   bool stopping_ = false;
