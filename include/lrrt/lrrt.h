@@ -158,11 +158,12 @@ LRRT_API const char *lr_version_string(void);
  * callable before lr_init. Without a call, lr_init reads LRRT_WAIT_TIMEOUT_MS. */
 LRRT_API lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds);
 
-/* How a synchronizing call waits on a GPU backend: it polls the device for up
- * to this long (lowest latency for short work), then blocks, sleeping until the
- * device signals completion (no CPU burnt on long work). Default 2000 us; 0
- * blocks at once; at most 60 s. Process-wide, callable before lr_init.
- * Without a call, lr_init reads LRRT_WAIT_SPIN_US. */
+/* How a synchronizing call waits: it polls the device for up to this long
+ * (lowest latency for short work), then blocks, sleeping until the device
+ * signals completion (no CPU burnt on long work). Default 2000 us; 0 blocks at
+ * once; at most 60 s. The host backend caps the poll at 50 us (a polling
+ * thread takes a core from its kernels). Process-wide, callable before
+ * lr_init. Without a call, lr_init reads LRRT_WAIT_SPIN_US. */
 LRRT_API lr_status_t lr_set_wait_spin_us(uint64_t microseconds);
 
 /* Initialises every backend that can be loaded; unusable ones stay listed. */

@@ -276,8 +276,26 @@ void bench_launch_overhead(Ctx& c) {
         return now_ns() - t0;
       });
 
-  // The native blocking wait (the thread sleeps until the device signals),
-  // which lrrt's spin-then-block wait is meant to beat on short work.
+  // Blocking waits (the thread sleeps until the device signals), which
+  // lrrt's spin-then-block wait is meant to beat on short work: lrrt's own
+  // with no spin (lr_set_wait_spin_us(0)), and the native API's.
+  {
+    const auto saved = rt::wait_spin();
+    check(lr_set_wait_spin_us(0), "lr_set_wait_spin_us");
+    try {
+      add(c, B, "round-trip", "lrrt", {{"wait", "blocking"}}, 0, 0, api + " with lr_set_wait_spin_us(0)",
+          sample(so, [&] {
+            double t0 = now_ns();
+            launch();
+            sync();
+            return now_ns() - t0;
+          }));
+    } catch (...) {
+      lr_set_wait_spin_us(static_cast<uint64_t>(saved.count()));
+      throw;
+    }
+    check(lr_set_wait_spin_us(static_cast<uint64_t>(saved.count())), "lr_set_wait_spin_us");
+  }
   const bool native_blocking = c.native && c.native->synchronize_blocking();
   if (native_blocking)
     add(c, B, "round-trip", "native", {{"wait", "blocking"}}, 0, 0, c.native_api + " (blocking wait)",
@@ -309,12 +327,15 @@ void bench_launch_overhead(Ctx& c) {
 
   double rt_l = median_of(c, B, "round-trip", "lrrt"), rt_n = median_of(c, B, "round-trip", "native");
   double rt_b = median_of(c, B, "round-trip", "native", {{"wait", "blocking"}});
+  double rt_lb = median_of(c, B, "round-trip", "lrrt", {{"wait", "blocking"}});
   double tp_l = median_of(c, B, "throughput", "lrrt"), tp_n = median_of(c, B, "throughput", "native");
   double eq_l = median_of(c, B, "enqueue", "lrrt"), eq_n = median_of(c, B, "enqueue", "native");
   std::string native_part = std::isnan(rt_n) ? "" : fmt::format(" (native {})", format_time_ns(rt_n));
   if (!std::isnan(rt_b))
     native_part = fmt::format(" (native: {} default wait, {} blocking wait = {:.2f}x lrrt)", format_time_ns(rt_n),
                               format_time_ns(rt_b), rt_b / rt_l);
+  if (!std::isnan(rt_lb))
+    native_part += fmt::format(" (lrrt without the spin: {} = {:.2f}x)", format_time_ns(rt_lb), rt_lb / rt_l);
   summary(c, B, "empty-dispatch-round-trip", rt_l, "ns",
           fmt::format("empty dispatch: launch + synchronize {}{}; {} per launch at throughput{}; enqueue {} per "
                       "launch{}",

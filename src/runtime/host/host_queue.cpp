@@ -292,9 +292,34 @@ void HostQueue::worker_main() {
   }
 }
 
+namespace {
+
+// The host's spin before blocking: lr_set_wait_spin_us, capped at 50 us
+// because here a spinning waiter takes a core from the device itself.
+// Returns with `lock` held, whether or not `done` became true.
+template <typename Done>
+void spin_briefly(std::unique_lock<std::mutex>& lock, Done&& done) {
+  if (done()) return;
+  const auto spin = std::min(wait_spin(), std::chrono::microseconds(50));
+  if (spin.count() <= 0) return;
+  lock.unlock();
+  const auto until = std::chrono::steady_clock::now() + spin;
+  for (;;) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+    lock.lock();
+    if (done() || std::chrono::steady_clock::now() >= until) return;
+    lock.unlock();
+  }
+}
+
+}  // namespace
+
 void HostQueue::synchronize() {
   std::unique_lock lock(mutex_);
   auto idle = [&] { return pending_.empty() && !busy_; };
+  spin_briefly(lock, idle);
   auto timeout = wait_timeout();
   if (timeout.count() > 0) {
     if (!idle_cv_.wait_for(lock, timeout, idle))
@@ -349,6 +374,7 @@ void HostEvent::synchronize() {
   }
   std::unique_lock lock(mutex_);
   auto done = [&] { return completed_ >= target; };
+  spin_briefly(lock, done);
   auto timeout = wait_timeout();
   if (timeout.count() > 0) {
     if (!cv_.wait_for(lock, timeout, done))
