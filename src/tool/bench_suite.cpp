@@ -769,7 +769,8 @@ const std::vector<BenchmarkInfo>& benchmarks() {
   static const std::vector<BenchmarkInfo> list = {
       {"launch-overhead",
        "empty kernel: host enqueue per launch, throughput (N launches + one synchronize), launch + synchronize "
-       "round trip, idle synchronize"},
+       "round trip (also with blocking waits: lrrt without its spin, the native blocking wait), idle synchronize; "
+       "GPUs: a ~20 ms wait's wall and CPU time"},
       {"copy-bandwidth", "H2D, D2H (pageable and pinned) and D2D lr_memcpy over a size sweep"},
       {"async-copy-launch",
        "copy -> saxpy -> copy with host waits between steps vs device-side dependencies: submission and "
