@@ -1,5 +1,7 @@
 // One CUDA device: its primary context, properties, memory and blocking
 // copies.
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -211,6 +213,15 @@ void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kin
       break;
   }
   synchronize_stream(copy_stream_, copy_stream_done_, "a blocking copy", [] { return std::string(); });
+}
+
+TimerSlack::TimerSlack(unsigned long ns) {
+  saved_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  if (saved_ >= 0) prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
+}
+
+TimerSlack::~TimerSlack() {
+  if (saved_ >= 0) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(saved_), 0, 0, 0);
 }
 
 }  // namespace lrrt::rt::cuda
