@@ -186,14 +186,19 @@ nlohmann::json collect_meta(const std::vector<std::string>& argv) {
   nlohmann::json meta;
   meta["tool"] = "lrrt bench";
   meta["version"] = version();
+  // git_sha is the commit the binary was built from. The tree it runs in
+  // says whether that commit had local changes only when it is the same
+  // commit; a different checkout (or a stale copy of one) is recorded apart.
+  const std::string built = git_sha();
   std::string sha = run_command("git rev-parse --short=12 HEAD 2>/dev/null");
-  meta["build_git_sha"] = git_sha();
-  meta["git_sha"] = sha.empty() ? git_sha() : sha;
-  if (sha.empty()) {
-    meta["git_dirty"] = nullptr;  // unknown: not run inside the source tree
-  } else {
+  meta["build_git_sha"] = built;
+  meta["git_sha"] = built;
+  meta["git_dirty"] = nullptr;  // unknown unless run in the tree it was built from
+  if (!sha.empty() && sha == built) {
     std::string status = run_command("git status --porcelain --untracked-files=no 2>/dev/null");
     meta["git_dirty"] = !status.empty();
+  } else if (!sha.empty()) {
+    meta["cwd_git_sha"] = sha;
   }
   meta["argv"] = argv;
   auto now = std::chrono::system_clock::now();
