@@ -61,6 +61,12 @@ CompareReport compare_results(const ResultSet& base, const ResultSet& next, cons
       row.comparison.verdict = within ? Verdict::Same : Verdict::Unsure;
       row.comparison.reason = "no samples recorded";
     }
+    // A benchmark that now measures another API path is not comparable:
+    // shown, never counted as a regression (refresh the baseline).
+    if (!b.api.empty() && !m.api.empty() && b.api != m.api && row.comparison.verdict != Verdict::Same) {
+      row.comparison.verdict = Verdict::Unsure;
+      row.comparison.reason = fmt::format("measured another way (base: {}; new: {})", b.api, m.api);
+    }
     switch (row.comparison.verdict) {
       case Verdict::Same: report.same++; break;
       case Verdict::Faster: report.faster++; break;

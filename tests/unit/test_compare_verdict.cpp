@@ -57,6 +57,23 @@ TEST_CASE("compare: matches by name and parameters and flags the regression") {
   CHECK(j["summary"]["regression"] == true);
 }
 
+TEST_CASE("compare: a row measured through another API is unsure, not a regression") {
+  ResultSet base, next;
+  base.measurements = {make("copy", "lrrt", 1000, 1, 4096), make("copy", "lrrt", 1000, 2, 1 << 20)};
+  next.measurements = {make("copy", "lrrt", 3000, 3, 4096), make("copy", "lrrt", 3000, 4, 1 << 20)};
+  base.measurements[0].api = next.measurements[0].api = "lr_memcpy";  // same method: slower
+  base.measurements[1].api = "lr_memcpy";
+  next.measurements[1].api = "lr_memcpy_async + lr_synchronize";
+  CompareReport r = compare_results(base, next);
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.slower == 1);
+  CHECK(r.unsure == 1);
+  const CompareRow& changed = r.rows[0].key == base.measurements[1].key() ? r.rows[0] : r.rows[1];
+  CHECK(changed.comparison.verdict == Verdict::Unsure);
+  CHECK(changed.comparison.reason.find("lr_memcpy_async") != std::string::npos);
+  CHECK(changed.comparison.ratio > 2.5);
+}
+
 TEST_CASE("compare: a run against itself is all same") {
   ResultSet base;
   base.measurements = {make("copy", "lrrt", 1000, 1, 4096), make("copy", "lrrt", 5000, 2, 1 << 20)};
