@@ -248,11 +248,10 @@ StagingPipeline::~StagingPipeline() {
   if (config_.trace) {
     for (int d = 0; d < 2; ++d) {
       if (!copies_[d]) continue;
-      LaneTimes sum, worst;
+      LaneTimes sum;
       for (const Lane& lane : lanes_) {
         const LaneTimes& t = lane.times[d];
         sum.wait += t.wait, sum.host_copy += t.host_copy, sum.issue += t.issue, sum.total += t.total;
-        worst.total = std::max(worst.total, t.total);
       }
       double n = double(lanes_.size());
       fmt::print(stderr,
@@ -302,7 +301,8 @@ void StagingPipeline::copy(void* dst, const void* src, size_t size, CopyKind kin
     auto t0 = std::chrono::steady_clock::now();
     pool_.run(lanes, [&](unsigned i) { run_lane(lanes_[i], i, lanes, d, s, size, piece, kind); });
     int dir = kind == CopyKind::DeviceToHost;
-    wall_ns_[dir] += double(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    wall_ns_[dir] +=
+        double(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     bytes_[dir] += size;
     ++copies_[dir];
   } catch (...) {
