@@ -291,21 +291,18 @@ void bench_launch_overhead(Ctx& c) {
   // lrrt's spin-then-block wait is meant to beat on short work: lrrt's own
   // with no spin (lr_set_wait_spin_us(0)), and the native API's.
   {
-    const auto saved = rt::wait_spin();
-    check(lr_set_wait_spin_us(0), "lr_set_wait_spin_us");
-    try {
-      add(c, B, "round-trip", "lrrt", {{"wait", "blocking"}}, 0, 0, api + " with lr_set_wait_spin_us(0)",
-          sample(so, [&] {
-            double t0 = now_ns();
-            launch();
-            sync();
-            return now_ns() - t0;
-          }));
-    } catch (...) {
-      lr_set_wait_spin_us(static_cast<uint64_t>(saved.count()));
-      throw;
-    }
-    check(lr_set_wait_spin_us(static_cast<uint64_t>(saved.count())), "lr_set_wait_spin_us");
+    struct NoSpin {  // restores the caller's spin window however the sampling ends
+      uint64_t saved = static_cast<uint64_t>(rt::wait_spin().count());
+      NoSpin() { check(lr_set_wait_spin_us(0), "lr_set_wait_spin_us"); }
+      ~NoSpin() { lr_set_wait_spin_us(saved); }
+    } no_spin;
+    add(c, B, "round-trip", "lrrt", {{"wait", "blocking"}}, 0, 0, api + " with lr_set_wait_spin_us(0)",
+        sample(so, [&] {
+          double t0 = now_ns();
+          launch();
+          sync();
+          return now_ns() - t0;
+        }));
   }
   const bool native_blocking = c.native && c.native->synchronize_blocking();
   if (native_blocking)

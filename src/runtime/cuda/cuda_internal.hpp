@@ -113,6 +113,10 @@ class CudaQueue final : public Queue {
 
  private:
   void wait_events(EventList wait_for);
+  // Around each launch or copy: the dependencies, then (with a signal) the
+  // event that times the operation; after it, the signal itself.
+  CudaEvent* begin_operation(EventList wait_for, Event* signal);
+  void end_operation(CudaEvent* signal);
   // What was launched since the last successful synchronize, for messages.
   std::string recent_kernels() const;
 

@@ -107,6 +107,20 @@ void CudaQueue::wait_events(EventList wait_for) {
   }
 }
 
+CudaEvent* CudaQueue::begin_operation(EventList wait_for, Event* signal) {
+  wait_events(wait_for);
+  if (!signal) return nullptr;
+  CudaEvent* sig = &as_cuda(*signal);
+  sig->set_timed(true);
+  LRRT_CU_DEVICE(device_, cu().cuEventRecord(sig->start_event(), stream_), "cuEventRecord", recent_kernels());
+  return sig;
+}
+
+void CudaQueue::end_operation(CudaEvent* signal) {
+  if (signal)
+    LRRT_CU_DEVICE(device_, cu().cuEventRecord(signal->event(), stream_), "cuEventRecord", recent_kernels());
+}
+
 std::string CudaQueue::recent_kernels() const {
   uint64_t n = launches_since_sync_.load(std::memory_order_relaxed);
   if (n == 0) return {};
@@ -145,13 +159,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
   device_.make_current();
   if (config.dynamic_shared_bytes > 48 * 1024) k.ensure_dynamic_shared(config.dynamic_shared_bytes);
   const CudaSymbols& s = cu();
-  wait_events(wait_for);
-  CudaEvent* sig = signal ? &as_cuda(*signal) : nullptr;
-  if (sig) {
-    sig->set_timed(true);
-    LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->start_event(), stream_), "cuEventRecord",
-                   recent_kernels());
-  }
+  CudaEvent* sig = begin_operation(wait_for, signal);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   CUresult r = s.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z,
@@ -171,20 +179,14 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
   uint64_t n = launches_since_sync_.fetch_add(1, std::memory_order_relaxed);
   recent_[n % kRecent].store(&info.name, std::memory_order_relaxed);
   device_.note_launch(&info.name);
-  if (sig) LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->event(), stream_), "cuEventRecord", recent_kernels());
+  end_operation(sig);
 }
 
 void CudaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
                      Event* signal) {
   device_.make_current();
   const CudaSymbols& s = cu();
-  wait_events(wait_for);
-  CudaEvent* sig = signal ? &as_cuda(*signal) : nullptr;
-  if (sig) {
-    sig->set_timed(true);
-    LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->start_event(), stream_), "cuEventRecord",
-                   recent_kernels());
-  }
+  CudaEvent* sig = begin_operation(wait_for, signal);
   if (size != 0) {
     auto d = [](const void* p) { return reinterpret_cast<CUdeviceptr>(p); };
     CUresult r = CUDA_SUCCESS;
@@ -197,7 +199,7 @@ void CudaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Eve
       device_.fail(r, fmt::format("{} of {} bytes", copy_name(kind), size), recent_kernels(),
                    __FILE__, __LINE__);
   }
-  if (sig) LRRT_CU_DEVICE(device_, s.cuEventRecord(sig->event(), stream_), "cuEventRecord", recent_kernels());
+  end_operation(sig);
 }
 
 void CudaQueue::record(Event& event) {
