@@ -413,12 +413,15 @@ struct CopyEngine {
   std::deque<CopyTask> tasks;
   std::thread thread;
   bool stop = false;
+  // Test hook: queued copies wait until released, so that a test can enqueue
+  // work that depends on a copy before the copy can possibly have finished.
+  bool held = false;
   void run() {
     for (;;) {
       CopyTask t;
       {
         std::unique_lock l(m);
-        cv.wait(l, [&] { return stop || !tasks.empty(); });
+        cv.wait(l, [&] { return stop || (!tasks.empty() && !held); });
         if (stop && tasks.empty()) return;
         t = std::move(tasks.front());
         tasks.pop_front();
@@ -818,6 +821,15 @@ EXPORT hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t s,
 }
 
 // ================================================================ test hooks
+EXPORT void lrrt_hsa_standin_hold_copies(int hold) {
+  std::lock_guard l(state().mutex);
+  if (!copy_engine) return;
+  {
+    std::lock_guard cl(copy_engine->m);
+    copy_engine->held = hold != 0;
+  }
+  copy_engine->cv.notify_all();
+}
 EXPORT void lrrt_hsa_standin_set_fault(const char* spec) { set_faults(spec); }
 EXPORT size_t lrrt_hsa_standin_dispatch_count() {
   std::lock_guard l(state().mutex);

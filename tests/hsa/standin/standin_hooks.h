@@ -45,6 +45,10 @@ typedef size_t (*lrrt_hsa_standin_dispatch_count_fn)(void);
 typedef int (*lrrt_hsa_standin_get_dispatch_fn)(size_t index,
                                                 lrrt_hsa_standin_dispatch_t *out);
 typedef void (*lrrt_hsa_standin_reset_fn)(void);
+/* Nonzero: the copy engine starts no queued copy until called again with 0
+ * (queued copies then run in order). Makes "has the copy finished yet?"
+ * deterministic for tests that count the packets lrrt emits. */
+typedef void (*lrrt_hsa_standin_hold_copies_fn)(int hold);
 /* Counters: packets processed by type, copies, live allocations. */
 typedef uint64_t (*lrrt_hsa_standin_counter_fn)(const char *name);
 
