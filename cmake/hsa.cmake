@@ -58,17 +58,34 @@ endif()
 # ---------------------------------------------------------------- AMD kernels
 find_program(LRRT_CLANG19 NAMES clang-19 PATHS /usr/lib/llvm-19/bin)
 find_program(LRRT_LLVM_READELF19 NAMES llvm-readelf-19 PATHS /usr/lib/llvm-19/bin)
+# clang runs clang-offload-bundler from its own bin folder to write offload
+# bundles (Debian's clang-tools-19, not clang-19): look exactly there, so the
+# build never depends on a bundler that happens to be elsewhere on PATH.
+if(LRRT_CLANG19)
+  get_filename_component(_lrrt_clang_real ${LRRT_CLANG19} REALPATH)
+  get_filename_component(_lrrt_clang_bin ${_lrrt_clang_real} DIRECTORY)
+  find_program(LRRT_CLANG_OFFLOAD_BUNDLER NAMES clang-offload-bundler
+               PATHS ${_lrrt_clang_bin} NO_DEFAULT_PATH)
+endif()
 set(LRRT_HSA_KERNEL_ARCHS gfx90a gfx942 gfx1030 gfx1100 gfx1201
     CACHE STRING "AMD targets each kernel source is compiled for")
 set(LRRT_HSA_BUNDLE_TARGETS "gfx90a:xnack+;gfx90a:xnack-;gfx1100"
     CACHE STRING "targets of the <src>.bundle.hsaco offload bundles")
 set(LRRT_HAVE_HSA_KERNELS OFF)
+set(LRRT_HAVE_HSA_BUNDLES OFF)
 
 if(LRRT_CLANG19)
   set(LRRT_HAVE_HSA_KERNELS ON)
+  if(LRRT_CLANG_OFFLOAD_BUNDLER)
+    set(LRRT_HAVE_HSA_BUNDLES ON)
+    set(_lrrt_bundle_note " + bundle (${LRRT_CLANG_OFFLOAD_BUNDLER})")
+  else()
+    set(_lrrt_bundle_note "; offload bundles skipped: no clang-offload-bundler next to ${_lrrt_clang_real} (apt install clang-tools-19)")
+  endif()
   # lrrt_add_hsa_kernels(sources): for each kernels/<src>.cpp writes
   #   <src>.<gfx>.hsaco     one per LRRT_HSA_KERNEL_ARCHS (code object v5)
   #   <src>.bundle.hsaco    clang offload bundle of LRRT_HSA_BUNDLE_TARGETS
+  #                         (only with clang-offload-bundler: LRRT_HAVE_HSA_BUNDLES)
   #   <src>.gfx1100.v4.hsaco / .v6.hsaco   other code-object versions (tests)
   function(lrrt_add_hsa_kernels sources)
     set(outputs)
@@ -92,19 +109,21 @@ if(LRRT_CLANG19)
           DEPENDS ${deps} COMMENT "hsaco ${src}.gfx1100 code object v${v}" VERBATIM)
         list(APPEND outputs ${out})
       endforeach()
-      set(arch_flags)
-      foreach(t ${LRRT_HSA_BUNDLE_TARGETS})
-        list(APPEND arch_flags --offload-arch=${t})
-      endforeach()
-      set(out ${LRRT_KERNEL_OUTPUT_DIR}/${src}.bundle.hsaco)
-      add_custom_command(OUTPUT ${out}
-        COMMAND ${LRRT_CLANG19} ${common} ${arch_flags} ${in} -o ${out}
-        DEPENDS ${deps} COMMENT "offload bundle ${src}" VERBATIM)
-      list(APPEND outputs ${out})
+      if(LRRT_HAVE_HSA_BUNDLES)
+        set(arch_flags)
+        foreach(t ${LRRT_HSA_BUNDLE_TARGETS})
+          list(APPEND arch_flags --offload-arch=${t})
+        endforeach()
+        set(out ${LRRT_KERNEL_OUTPUT_DIR}/${src}.bundle.hsaco)
+        add_custom_command(OUTPUT ${out}
+          COMMAND ${LRRT_CLANG19} ${common} ${arch_flags} ${in} -o ${out}
+          DEPENDS ${deps} ${LRRT_CLANG_OFFLOAD_BUNDLER} COMMENT "offload bundle ${src}" VERBATIM)
+        list(APPEND outputs ${out})
+      endif()
     endforeach()
     add_custom_target(kernels_hsa ALL DEPENDS ${outputs})
   endfunction()
-  message(STATUS "lrrt: AMD kernels: ${LRRT_HSA_KERNEL_ARCHS} + bundle (${LRRT_CLANG19})")
+  message(STATUS "lrrt: AMD kernels: ${LRRT_HSA_KERNEL_ARCHS} (${LRRT_CLANG19})${_lrrt_bundle_note}")
 else()
   message(STATUS "lrrt: AMD kernels skipped: clang-19 not found (apt install clang-19 lld-19)")
 endif()

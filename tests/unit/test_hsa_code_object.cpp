@@ -137,6 +137,7 @@ TEST_CASE("hsa code object: every built target parses") {
   CHECK(reduce.kernels[0].group_segment_size == 4096);  // float scratch[1024]
 }
 
+#if defined(LRRT_TEST_HSA_BUNDLES)
 TEST_CASE("hsa code object: offload bundle entries and selection") {
   auto image = read_kernel("saxpy.bundle.hsaco");
   auto entries = parse_offload_bundle(image);
@@ -160,6 +161,8 @@ TEST_CASE("hsa code object: offload bundle entries and selection") {
     CHECK(m.find("gfx1100") != std::string::npos);
   }
 }
+
+#endif
 
 TEST_CASE("hsa kernargs: explicit and hidden packing against the metadata") {
   for (const char* file : {"saxpy.gfx1100.hsaco", "saxpy.gfx90a.hsaco", "saxpy.gfx1100.v6.hsaco",
