@@ -157,6 +157,8 @@ LRRT_API const char *lr_version_string(void);
  * LR_ERROR_TIMEOUT (a hung kernel); 0 waits forever (the default). Process-wide,
  * callable before lr_init. Without a call, lr_init reads LRRT_WAIT_TIMEOUT_MS. */
 LRRT_API lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds);
+/* The limit in force (set, read from LRRT_WAIT_TIMEOUT_MS, or 0). */
+LRRT_API lr_status_t lr_get_wait_timeout_ms(uint64_t *milliseconds);
 
 /* How a synchronizing call waits: it polls the device for up to this long
  * (lowest latency for short work), then blocks, sleeping until the device
@@ -165,6 +167,8 @@ LRRT_API lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds);
  * thread takes a core from its kernels). Process-wide, callable before
  * lr_init. Without a call, lr_init reads LRRT_WAIT_SPIN_US. */
 LRRT_API lr_status_t lr_set_wait_spin_us(uint64_t microseconds);
+/* The spin window in force (set, read from LRRT_WAIT_SPIN_US, or the default). */
+LRRT_API lr_status_t lr_get_wait_spin_us(uint64_t *microseconds);
 
 /* Initialises every backend that can be loaded; unusable ones stay listed. */
 LRRT_API lr_status_t lr_init(void);

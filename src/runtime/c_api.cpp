@@ -149,6 +149,20 @@ lr_status_t lr_set_wait_spin_us(uint64_t microseconds) {
   });
 }
 
+lr_status_t lr_get_wait_timeout_ms(uint64_t* milliseconds) {
+  return guard("lr_get_wait_timeout_ms", [&] {
+    if (!milliseconds) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "milliseconds is NULL");
+    *milliseconds = static_cast<uint64_t>(lrrt::rt::wait_timeout().count());
+  });
+}
+
+lr_status_t lr_get_wait_spin_us(uint64_t* microseconds) {
+  return guard("lr_get_wait_spin_us", [&] {
+    if (!microseconds) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "microseconds is NULL");
+    *microseconds = static_cast<uint64_t>(lrrt::rt::wait_spin().count());
+  });
+}
+
 lr_status_t lr_init(void) {
   return guard("lr_init", [] { Runtime::initialize(); });
 }

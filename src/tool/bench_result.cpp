@@ -1,6 +1,6 @@
 #include "tool/bench_result.hpp"
 
-#include "runtime/host/machine.hpp"
+#include "lrrt/lrrt.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -211,9 +211,16 @@ nlohmann::json collect_meta(const std::vector<std::string>& argv) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   meta["host"] = host;
-  meta["cpu"] = lrrt::rt::host::cpu_model_name();
+  // The host device describes this machine (CPU model, memory) when the
+  // runtime is up; without it (compare), those keys are left out.
+  lr_device_t host_device{};
+  lr_device_properties_t host_props{};
+  if (lr_device_select("host", 0, &host_device) == LR_SUCCESS &&
+      lr_device_get_properties(host_device, &host_props) == LR_SUCCESS) {
+    meta["cpu"] = host_props.name;
+    meta["memory_bytes"] = host_props.memory_bytes;
+  }
   meta["cpu_cores"] = std::thread::hardware_concurrency();
-  meta["memory_bytes"] = lrrt::rt::host::physical_memory_bytes();
   struct utsname u {};
   if (uname(&u) == 0) meta["kernel"] = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
   return meta;

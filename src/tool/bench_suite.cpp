@@ -14,15 +14,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "runtime/native_bench.hpp"
-#include "runtime/runtime.hpp"
-#include "runtime/staging.hpp"
+#include "lrrt/native_baseline.hpp"
 #include "tool/errors.hpp"
 
 namespace lrrt::tool::bench {
 namespace {
-
-namespace rt = lrrt::rt;
 
 constexpr uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
 
@@ -34,19 +30,13 @@ struct Ctx {
   lr_device_properties_t props;
   const BenchOptions& options;
   ResultSet& out;
-  std::unique_ptr<rt::NativeBaseline> native;
+  std::unique_ptr<lrrt::native::Baseline> native;
   std::string native_api;
 
   void progress(const std::string& what) const {
     if (options.progress) options.progress(what);
   }
 };
-
-rt::Device& internal_device(lrrt::Device d) {
-  rt::Runtime* r = rt::Runtime::instance();
-  if (!r) throw DeviceError("the runtime is not initialised");
-  return r->opened(r->device(d.get()));
-}
 
 std::vector<std::byte> read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -292,7 +282,11 @@ void bench_launch_overhead(Ctx& c) {
   // with no spin (lr_set_wait_spin_us(0)), and the native API's.
   {
     struct NoSpin {  // restores the caller's spin window however the sampling ends
-      uint64_t saved = static_cast<uint64_t>(rt::wait_spin().count());
+      uint64_t saved = [] {
+        uint64_t us = 0;
+        check(lr_get_wait_spin_us(&us), "lr_get_wait_spin_us");
+        return us;
+      }();
       NoSpin() { check(lr_set_wait_spin_us(0), "lr_set_wait_spin_us"); }
       ~NoSpin() { lr_set_wait_spin_us(saved); }
     } no_spin;
@@ -359,7 +353,6 @@ struct CopyCase {
   const char* direction;
   const char* memory;
   lr_memcpy_kind_t kind;
-  rt::CopyKind rt_kind;
 };
 
 void bench_copy_bandwidth(Ctx& c) {
@@ -387,11 +380,11 @@ void bench_copy_bandwidth(Ctx& c) {
   check(lr_memcpy(c.dev.get(), db.data(), pinned.data(), S, LR_MEMCPY_HOST_TO_DEVICE), "lr_memcpy");
 
   const CopyCase cases[] = {
-      {"h2d", "pageable", LR_MEMCPY_HOST_TO_DEVICE, rt::CopyKind::HostToDevice},
-      {"h2d", "pinned", LR_MEMCPY_HOST_TO_DEVICE, rt::CopyKind::HostToDevice},
-      {"d2h", "pageable", LR_MEMCPY_DEVICE_TO_HOST, rt::CopyKind::DeviceToHost},
-      {"d2h", "pinned", LR_MEMCPY_DEVICE_TO_HOST, rt::CopyKind::DeviceToHost},
-      {"d2d", "device", LR_MEMCPY_DEVICE_TO_DEVICE, rt::CopyKind::DeviceToDevice},
+      {"h2d", "pageable", LR_MEMCPY_HOST_TO_DEVICE},
+      {"h2d", "pinned", LR_MEMCPY_HOST_TO_DEVICE},
+      {"d2h", "pageable", LR_MEMCPY_DEVICE_TO_HOST},
+      {"d2h", "pinned", LR_MEMCPY_DEVICE_TO_HOST},
+      {"d2d", "device", LR_MEMCPY_DEVICE_TO_DEVICE},
   };
   for (const auto& cc : cases) {
     void* host = std::string_view(cc.memory) == "pageable" ? static_cast<void*>(pageable.get()) : pinned.data();
@@ -427,12 +420,12 @@ void bench_copy_bandwidth(Ctx& c) {
             return (now_ns() - t0) / double(ops);
           }));
       if (!c.native) continue;
-      if (!c.native->copy(dst, src, size, cc.rt_kind, native_async)) continue;  // not supported
+      if (!c.native->copy(dst, src, size, cc.kind, native_async)) continue;  // not supported
       c.native->synchronize();
       std::string api = native_async ? "native asynchronous copy + stream synchronize" : "native blocking copy";
       add(c, B, "copy", "native", params, size, size, api, sample(so, [&] {
             double t0 = now_ns();
-            for (size_t i = 0; i < ops; ++i) c.native->copy(dst, src, size, cc.rt_kind, native_async);
+            for (size_t i = 0; i < ops; ++i) c.native->copy(dst, src, size, cc.kind, native_async);
             if (native_async) c.native->synchronize();
             return (now_ns() - t0) / double(ops);
           }));
@@ -513,11 +506,11 @@ void bench_async_copy_launch(Ctx& c) {
       for (bool waits : {true, false}) {
         auto r = sample_multi(so, 2, [&](double* v) {
           double t0 = now_ns();
-          c.native->copy(x.data(), in.data(), size, rt::CopyKind::HostToDevice, true);
+          c.native->copy(x.data(), in.data(), size, LR_MEMCPY_HOST_TO_DEVICE, true);
           if (waits) c.native->synchronize();
           c.native->launch(nk, {(n + 255) / 256, 1, 1}, {256, 1, 1}, nargs);
           if (waits) c.native->synchronize();
-          c.native->copy(out.data(), y.data(), size, rt::CopyKind::DeviceToHost, true);
+          c.native->copy(out.data(), y.data(), size, LR_MEMCPY_DEVICE_TO_HOST, true);
           v[0] = now_ns() - t0;
           c.native->synchronize();
           v[1] = now_ns() - t0;
@@ -683,24 +676,19 @@ void bench_saxpy_bandwidth(Ctx& c) {
           return now_ns() - t0;
         }));
     unsigned threads = std::max(1u, c.props.compute_units);
-    rt::ForkJoinPool pool(threads);
-    const size_t part = (bytes + threads - 1) / threads;
     auto pm = p;
     pm["threads"] = std::to_string(threads);
-    add(c, B, "memcpy-parallel", "native", pm, bytes, 2 * bytes, fmt::format("memcpy, {} threads", threads),
-        sample(so, [&] {
-          double t0 = now_ns();
-          pool.run(threads, [&](unsigned i) {
-            size_t begin = std::min(bytes, part * i), end = std::min(bytes, begin + part);
-            std::memcpy(static_cast<std::byte*>(y.data()) + begin, static_cast<const std::byte*>(x.data()) + begin,
-                        end - begin);
-          });
-          return now_ns() - t0;
-        }));
+    if (c.native && c.native->parallel_host_memcpy(y.data(), x.data(), bytes, threads))
+      add(c, B, "memcpy-parallel", "native", pm, bytes, 2 * bytes, fmt::format("memcpy, {} threads", threads),
+          sample(so, [&] {
+            double t0 = now_ns();
+            c.native->parallel_host_memcpy(y.data(), x.data(), bytes, threads);
+            return now_ns() - t0;
+          }));
   } else if (c.native) {
     add(c, B, "memcpy", "native", p, bytes, 2 * bytes, c.native_api, sample(so, [&] {
           double t0 = now_ns();
-          c.native->copy(y.data(), x.data(), bytes, rt::CopyKind::DeviceToDevice, true);
+          c.native->copy(y.data(), x.data(), bytes, LR_MEMCPY_DEVICE_TO_DEVICE, true);
           c.native->synchronize();
           return now_ns() - t0;
         }));
@@ -795,7 +783,7 @@ void run_benchmark(const std::string& name, lrrt::Device device, const BenchOpti
   Ctx c{device, "", device.properties(), options, out, nullptr, ""};
   c.backend = c.props.backend;
   try {
-    c.native = rt::make_native_baseline(c.backend, internal_device(device));
+    c.native = lrrt::native::make_baseline(device);
     c.native_api = c.native->description();
   } catch (const std::exception& e) {
     out.errors.push_back(fmt::format("{} on {}: no native baseline: {}", name, c.backend, e.what()));
@@ -822,9 +810,15 @@ nlohmann::json describe_device(lrrt::Device device) {
                       {"memory_bytes", p.memory_bytes}};
   try {
     nlohmann::json extra = nlohmann::json::object();
-    for (const auto& [k, v] : internal_device(device).properties().extra) extra[k] = v;
+    uint32_t count = 0;
+    check(lr_device_detail_count(device.get(), &count), "lr_device_detail_count");
+    for (uint32_t i = 0; i < count; ++i) {
+      char key[LR_NAME_CAPACITY], value[LR_MESSAGE_CAPACITY];
+      check(lr_device_get_detail(device.get(), i, key, sizeof key, value, sizeof value), "lr_device_get_detail");
+      extra[key] = value;
+    }
     d["extra"] = extra;
-  } catch (...) {
+  } catch (const lrrt::Error&) {
   }
   return d;
 }

@@ -1,0 +1,79 @@
+// Bench-only: the native API each backend wraps, called directly, so that
+// `lrrt bench` reports lrrt beside it in the same process and run (ratios stay
+// meaningful on noisy machines).
+//
+// Library lrrt_native_baselines (static, linked by the lrrt binary only): it is
+// not part of liblrrt.so and is not installed. A user linking liblrrt.so gets
+// the runtime, not benchmark code.
+//
+//   host  a direct call of the kernel entry, once per workgroup, on the
+//         calling thread; plain memcpy for copies (and on N threads)
+//   cuda  raw driver calls through the cuda backend's symbol table:
+//         cuLaunchKernel (CU_LAUNCH_PARAM_BUFFER_POINTER) on a stream of its
+//         own, cuStreamSynchronize, cuMemcpy* (sync for pageable memory,
+//         *Async + stream sync for pinned and device memory)
+//   hsa   a raw AQL dispatch packet written to a queue of its own, doorbell
+//         store, and a wait on the completion signal; hsa_amd_memory_async_copy
+//
+// The baseline shares the backend's loaded library and context (no second
+// dlopen); it owns its own stream/queue, modules and memory. Not thread-safe.
+// Failures throw lrrt::Error.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lrrt/lrrt.hpp"
+
+namespace lrrt::native {
+
+class Baseline {
+ public:
+  virtual ~Baseline() = default;
+
+  // "cuLaunchKernel + cuStreamSynchronize" etc., for result files.
+  virtual std::string description() const = 0;
+
+  // Loads a code object (the same bytes lr_module_load takes) and returns a
+  // handle for launch(). Throws when the kernel is not in the image.
+  virtual int load_kernel(std::span<const std::byte> image, std::string_view name) = 0;
+  // Enqueues a dispatch (host: runs it to completion). args: the explicit
+  // arguments packed as for lr_launch.
+  virtual void launch(int kernel, lr_dim3_t grid, lr_dim3_t block, std::span<const std::byte> args) = 0;
+  // Waits for everything launched or copied asynchronously.
+  virtual void synchronize() = 0;
+  // False when synchronize() has nothing native to wait on (host).
+  virtual bool has_synchronize() const { return true; }
+  // synchronize() is the API's default wait (cuda: cuStreamSynchronize, which
+  // spins in a default context; hsa: an active signal wait). This is its
+  // blocking wait, where the thread sleeps until the device signals (cuda: a
+  // CU_EVENT_BLOCKING_SYNC event; hsa: HSA_WAIT_STATE_BLOCKED). Returns false
+  // when the API has none (host).
+  virtual bool synchronize_blocking() { return false; }
+
+  // async = false: the API's blocking copy (what a user calls for pageable
+  // memory); async = true: the asynchronous copy on the baseline's stream
+  // (the caller synchronizes). Returns false when the API cannot do this
+  // copy (hsa: pageable memory).
+  virtual bool copy(void* dst, const void* src, size_t size, lr_memcpy_kind_t kind, bool async) = 0;
+  // Host memory only: memcpy split over `threads` threads of a pool the
+  // baseline keeps (the host's "every core" copy). Returns false elsewhere.
+  virtual bool parallel_host_memcpy(void* dst, const void* src, size_t size, unsigned threads) {
+    (void)dst, (void)src, (void)size, (void)threads;
+    return false;
+  }
+
+  virtual void* alloc_device(size_t size) = 0;
+  virtual void free_device(void* ptr) = 0;
+  virtual void* alloc_pinned(size_t size) = 0;
+  virtual void free_pinned(void* ptr) = 0;
+};
+
+// The baseline for an opened device. Throws lrrt::Error(LR_ERROR_NOT_SUPPORTED)
+// when its backend has none in this build.
+std::unique_ptr<Baseline> make_baseline(lrrt::Device device);
+
+}  // namespace lrrt::native
