@@ -64,10 +64,29 @@ def under_usr(path):
     return path.startswith("/usr/") and not path.startswith("/usr/local/")
 
 
+# A compiler launcher (ccache) is a developer's own choice on the configure
+# line, not something the README's commands use: not a set-up step.
+LAUNCHER_KEYS = ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER")
+
+
+def launchers(build):
+    found = set()
+    with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8", errors="replace") as f:
+        for line in f:
+            key = line.split(":", 1)[0]
+            if key in LAUNCHER_KEYS and "=" in line:
+                for word in line.rstrip("\n").split("=", 1)[1].split(";"):
+                    if word:
+                        found.add(word if os.path.isabs(word) else (shutil.which(word) or word))
+    return found
+
+
 def cache_paths(build):
     paths = set()
     with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8", errors="replace") as f:
         for line in f:
+            if line.split(":", 1)[0] in LAUNCHER_KEYS:
+                continue
             m = re.match(r"^[A-Za-z0-9_.\-]+:(FILEPATH|PATH|STRING|INTERNAL)=(.*)$", line.rstrip("\n"))
             if not m:
                 continue
@@ -78,6 +97,7 @@ def cache_paths(build):
 
 
 def ninja_paths(build):
+    skip = launchers(build)
     ninja = shutil.which("ninja") or shutil.which("ninja-build")
     if not ninja or not os.path.exists(os.path.join(build, "build.ninja")):
         return set()
@@ -96,6 +116,8 @@ def ninja_paths(build):
                 continue
             if words and words[0] == "cd":
                 continue
+            while words and (words[0] in skip or shutil.which(words[0]) in skip):
+                words = words[1:]
             if words:
                 prog = words[0] if os.path.isabs(words[0]) else shutil.which(words[0])
                 if prog and under_usr(prog) and os.path.exists(prog):

@@ -12,6 +12,7 @@
 #include "tool/atomic_file.hpp"
 #include "tool/compare_core.hpp"
 #include "tool/errors.hpp"
+#include "tool/json_input.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -28,18 +29,15 @@ struct CompareCli {
 };
 
 tool::bench::ResultSet load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw tool::InputError(fmt::format("cannot read {}", path));
-  nlohmann::json doc;
-  try {
-    in >> doc;
-  } catch (const nlohmann::json::exception& e) {
-    throw tool::InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
+  // Strict: one document, nothing after it, valid UTF-8, no duplicate keys.
+  nlohmann::json doc = tool::read_json_file(path);
   try {
     return tool::bench::from_json(doc);
   } catch (const tool::InputError& e) {
     throw tool::InputError(fmt::format("{}: {}", path, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type: an input error naming the file, not a crash.
+    throw tool::InputError(fmt::format("{}: not an lrrt bench result file: {}", path, e.what()));
   }
 }
 

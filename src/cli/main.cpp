@@ -8,6 +8,7 @@
 #include "cli/common.hpp"
 #include "lrrt/lrrt.hpp"
 #include "tool/errors.hpp"
+#include "tool/text.hpp"
 #include "tool/version.hpp"
 
 namespace {
@@ -28,6 +29,10 @@ Exit codes:
 On an error (2 or 3) no -o result file is written.)";
 
 }  // namespace
+
+// Messages quote names and values from input files: escaped (no raw ESC, NUL
+// or bidi override reaches the terminal) and bounded.
+constexpr size_t kMaxMessageBytes = 4000;
 
 int main(int argc, char** argv) {
   lrrt::cli::set_argv(argc, argv);
@@ -57,11 +62,11 @@ int main(int argc, char** argv) {
     return lrrt::tool::kExitInputError;
   } catch (const lrrt::tool::ToolError& e) {
     std::fflush(stdout);
-    std::cerr << "lrrt: error: " << e.what() << "\n";
+    std::cerr << "lrrt: error: " << lrrt::tool::printable(e.what(), kMaxMessageBytes) << "\n";
     return e.exit_code();
   } catch (const lrrt::Error& e) {
     std::fflush(stdout);
-    std::cerr << "lrrt: error: " << e.what() << "\n";
+    std::cerr << "lrrt: error: " << lrrt::tool::printable(e.what(), kMaxMessageBytes) << "\n";
     const lr_status_t s = e.status();
     return (s == LR_ERROR_INVALID_ARGUMENT || s == LR_ERROR_INVALID_IMAGE || s == LR_ERROR_NOT_FOUND)
                ? lrrt::tool::kExitInputError
@@ -70,7 +75,7 @@ int main(int argc, char** argv) {
     std::cerr << "lrrt: error: out of host memory\n";
     return lrrt::tool::kExitRuntimeError;
   } catch (const std::exception& e) {
-    std::cerr << "lrrt: error: " << e.what() << "\n";
+    std::cerr << "lrrt: error: " << lrrt::tool::printable(e.what(), kMaxMessageBytes) << "\n";
     return lrrt::tool::kExitRuntimeError;
   }
   return lrrt::cli::exit_code();

@@ -264,7 +264,8 @@ nlohmann::json to_json(const ResultSet& r) {
   return doc;
 }
 
-ResultSet from_json(const nlohmann::json& doc) {
+namespace {
+ResultSet from_json_unchecked(const nlohmann::json& doc) {
   ResultSet r;
   if (!doc.is_object() || !doc.contains("measurements") || !doc["measurements"].is_array())
     throw InputError("not an lrrt bench result: no \"measurements\" array");
@@ -312,6 +313,16 @@ ResultSet from_json(const nlohmann::json& doc) {
                              s.value("value", 0.0), s.value("unit", ""), s.value("text", "")});
   if (doc.contains("errors")) r.errors = doc["errors"].get<std::vector<std::string>>();
   return r;
+}
+}  // namespace
+
+ResultSet from_json(const nlohmann::json& doc) {
+  try {
+    return from_json_unchecked(doc);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type anywhere: the file is the problem (exit 2).
+    throw InputError(fmt::format("not an lrrt bench result: {}", e.what()));
+  }
 }
 
 std::string to_csv(const ResultSet& r) {

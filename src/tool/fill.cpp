@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "tool/input_file.hpp"
 #include "tool/npy.hpp"
 
 namespace lrrt::tool {
@@ -84,10 +85,13 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
       return seed;
     }
     case BufferInit::Kind::Npy: {
-      NpyArray a = read_npy(init.file);
       const std::string where = fmt::format("{}/init/npy: {}", b.pointer, init.file.string());
-      if (a.count() != n)
-        throw InputError(fmt::format("{}: has {} elements, buffer \"{}\" has {}", where, a.count(), b.name, n));
+      NpyArray a;
+      try {
+        a = read_npy(init.file, {.count = n});
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}/init/npy (buffer \"{}\" of {} elements): {}", b.pointer, b.name, n, e.what()));
+      }
       if (a.type == b.type) {
         std::memcpy(out, a.data.data(), b.bytes);
       } else if (b.type == DType::bf16 && a.type == DType::f32) {
@@ -99,11 +103,11 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
       return std::nullopt;
     }
     case BufferInit::Kind::Raw: {
-      auto bytes = read_file_bytes(init.file);
-      if (bytes.size() != b.bytes)
+      InputFile file(init.file);  // size checked before a byte is read
+      if (file.size() != b.bytes)
         throw InputError(fmt::format("{}/init/raw: {}: has {} bytes, buffer \"{}\" needs {} ({} x {})", b.pointer,
-                                     init.file.string(), bytes.size(), b.name, b.bytes, b.count, dtype_name(b.type)));
-      std::memcpy(out, bytes.data(), b.bytes);
+                                     init.file.string(), file.size(), b.name, b.bytes, b.count, dtype_name(b.type)));
+      file.read_at(0, std::span<std::byte>(out, b.bytes));
       return std::nullopt;
     }
   }

@@ -10,7 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "tool/json_input.hpp"
 #include "tool/reference_ops.hpp"
+#include "tool/text.hpp"
 
 namespace lrrt::tool {
 
@@ -24,7 +26,9 @@ std::string pointer_token(const std::string& key) {
     else if (c == '/') out += "~1";
     else out += c;
   }
-  return out;
+  // Pointers end up in messages: a hostile key must not flood or drive the
+  // terminal.
+  return printable(out, 80);
 }
 
 namespace {
@@ -33,14 +37,10 @@ std::string describe(const json& v) {
   switch (v.type()) {
     case json::value_t::null: return "null";
     case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case json::value_t::string: {
-      std::string s = v.get<std::string>();
-      if (s.size() > 40) s = s.substr(0, 37) + "...";
-      return fmt::format("string \"{}\"", s);
-    }
+    case json::value_t::string: return fmt::format("string \"{}\"", printable(v.get_ref<const std::string&>(), 40));
     case json::value_t::array: return fmt::format("an array of {}", v.size());
     case json::value_t::object: return "an object";
-    default: return fmt::format("number {}", v.dump());
+    default: return fmt::format("number {}", json_excerpt(v));
   }
 }
 
@@ -82,10 +82,12 @@ class Obj {
       if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
       std::string best;
       size_t best_d = 3;
-      for (const auto& k : known_) {
-        size_t d = edit_distance(it.key(), k);
-        if (d < best_d) best_d = d, best = k;
-      }
+      // A typo is a short key; edit distance on a huge one only costs time.
+      if (it.key().size() <= 64)
+        for (const auto& k : known_) {
+          size_t d = edit_distance(it.key(), k);
+          if (d < best_d) best_d = d, best = k;
+        }
       std::string msg = "unknown field";
       if (!best.empty()) msg += fmt::format(" (did you mean \"{}\"?)", best);
       else {
@@ -114,7 +116,7 @@ uint64_t get_uint(const json& v, const std::string& ptr, uint64_t min = 0,
                   uint64_t max = std::numeric_limits<uint64_t>::max()) {
   uint64_t u = 0;
   if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0)) u = v.get<uint64_t>();
-  else if (v.is_number_integer()) throw ManifestError(ptr, fmt::format("must be at least {}, got {}", min, v.dump()));
+  else if (v.is_number_integer()) throw ManifestError(ptr, fmt::format("must be at least {}, got {}", min, json_excerpt(v)));
   else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
            v.get<double>() >= 0 && v.get<double>() < 18446744073709551616.0)
     u = static_cast<uint64_t>(v.get<double>());
@@ -170,7 +172,10 @@ fs::path resolve_input_file(const Manifest& m, const json& v, const std::string&
   fs::path p(s);
   if (p.is_relative()) p = m.base_dir / p;
   std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) throw ManifestError(ptr, fmt::format("file not found: {}", p.string()));
+  if (!fs::exists(p, ec)) throw ManifestError(ptr, fmt::format("file not found: {}", p.string()));
+  if (!fs::is_regular_file(p, ec))
+    throw ManifestError(ptr, fmt::format("{} is not a regular file (a device, FIFO or directory); lrrt reads only regular files",
+                                         p.string()));
   return p;
 }
 
@@ -589,7 +594,7 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
                   "launch", "warmup", "iterations", "verify", "save", "bytes_per_iteration"});
   const json& ver = o.req("lrrt_manifest", "the format version; this lrrt reads 1");
   if (!ver.is_number_integer() || ver.get<int64_t>() != kManifestVersion)
-    throw ManifestError("/lrrt_manifest", fmt::format("unsupported manifest version {} (this lrrt reads {})", ver.dump(), kManifestVersion));
+    throw ManifestError("/lrrt_manifest", fmt::format("unsupported manifest version {} (this lrrt reads {})", json_excerpt(ver), kManifestVersion));
   o.finish();
   if (auto* s = o.opt("$schema")) (void)get_string(*s, "/$schema");
   if (auto* n = o.opt("name")) m.name = get_string(*n, "/name");
@@ -609,23 +614,9 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
 }
 
 Manifest load_manifest(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) throw InputError(fmt::format("{}: manifest not found", path.string()));
-    throw InputError(fmt::format("{}: cannot read manifest: {}", path.string(), std::strerror(errno)));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw InputError(fmt::format("{}: malformed JSON: {}", path.string(), what));
-  }
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(fmt::format("{}: manifest not found", path.string()));
+  json doc = read_json_file(path, kMaxManifestBytes);
   fs::path base = path.parent_path();
   if (base.empty()) base = ".";
   try {

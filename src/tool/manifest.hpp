@@ -152,4 +152,7 @@ std::filesystem::path resolve_code_object(const Manifest& m, const std::string& 
 // Escapes one JSON-pointer token ("a/b" → "a~1b").
 std::string pointer_token(const std::string& key);
 
+// Manifests are small: a larger file is a mistake, not a manifest.
+inline constexpr uint64_t kMaxManifestBytes = uint64_t(16) << 20;
+
 }  // namespace lrrt::tool

@@ -12,6 +12,7 @@
 
 #include "tool/atomic_file.hpp"
 #include "tool/fill.hpp"
+#include "tool/input_file.hpp"
 #include "tool/kernargs.hpp"
 #include "tool/npy.hpp"
 #include "tool/reference_ops.hpp"
@@ -80,7 +81,7 @@ std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device,
   check_launch_against_device(m, P->props);
   check_memory(m, P->props);
 
-  const auto image = read_file_bytes(P->code_object);
+  const auto image = read_input_file(P->code_object, kMaxCodeObjectBytes);
   try {
     P->module = std::make_unique<lrrt::Module>(device, std::span<const std::byte>(image));
   } catch (const lrrt::Error& e) {
@@ -304,20 +305,25 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
       DType expected_type = b.type;
       switch (v.kind) {
         case VerifySpec::Kind::Npy: {
-          NpyArray a = read_npy(v.file);
-          if (a.count() != b.count)
-            throw ManifestError(v.pointer + "/expected/npy", fmt::format("{} has {} elements, buffer \"{}\" has {}",
-                                                                         v.file.string(), a.count(), b.name, b.count));
+          NpyArray a;
+          try {
+            a = read_npy(v.file, {.count = b.count});
+          } catch (const InputError& e) {
+            throw ManifestError(v.pointer + "/expected/npy",
+                                fmt::format("buffer \"{}\" of {} elements: {}", b.name, b.count, e.what()));
+          }
           expected = std::move(a.data);
           expected_type = a.type;
           break;
         }
         case VerifySpec::Kind::Raw: {
-          expected = read_file_bytes(v.file);
-          if (expected.size() != b.bytes)
+          InputFile file(v.file);  // size checked before a byte is read
+          if (file.size() != b.bytes)
             throw ManifestError(v.pointer + "/expected/raw", fmt::format("{} has {} bytes, buffer \"{}\" has {} ({} x {})",
-                                                                         v.file.string(), expected.size(), b.name, b.bytes,
+                                                                         v.file.string(), file.size(), b.name, b.bytes,
                                                                          b.count, dtype_name(b.type)));
+          expected.resize(b.bytes);
+          file.read_at(0, expected);
           break;
         }
         case VerifySpec::Kind::Values: {

@@ -1,0 +1,17 @@
+// Text that came from a file or the command line, made safe to print: error
+// messages quote names, keys and values from hostile inputs, and neither a
+// 100 MB key nor ESC, NUL or a right-to-left override may reach a terminal raw.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace lrrt::tool {
+
+// Control characters (C0, DEL, C1), Unicode bidi controls and bytes that are
+// not valid UTF-8 become \xNN / \u{NNNN} escapes; text beyond max_bytes is
+// cut with a note of how much was left out.
+std::string printable(std::string_view text, size_t max_bytes = 200);
+
+}  // namespace lrrt::tool

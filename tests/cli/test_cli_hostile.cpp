@@ -1,0 +1,121 @@
+// Hostile inputs through the lrrt binary: special files, huge or nested JSON,
+// duplicate keys, hostile text in names, broken .npy and raw inputs, broken
+// result files for compare. Each must give a clean exit 2 naming the file or
+// field, print nothing raw to the terminal, and leave no result file.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include "cli_support.hpp"
+
+using namespace cli_test;
+
+namespace {
+
+std::string npy_header_only(const std::string& dict) {
+  std::string h = dict;
+  size_t total = 10 + h.size() + 1;
+  h.append((total + 63) / 64 * 64 - total, ' ');
+  h += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += char(h.size() & 0xff);
+  out += char(h.size() >> 8);
+  return out + h;
+}
+
+bool has_raw_control_bytes(const std::string& s) {
+  for (unsigned char c : s)
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return true;
+  return s.find("\xe2\x80\xae") != std::string::npos;  // right-to-left override
+}
+
+}  // namespace
+
+TEST_CASE("run refuses special files instead of reading them forever") {
+  TempDir dir;
+  expect_error(dir, run_manifest(dir, "/dev/zero"), 2, {"/dev/zero", "character device"});
+  const fs::path fifo = dir / "manifest.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect_error(dir, run_manifest(dir, fifo), 2, {"manifest.fifo", "FIFO"});
+  fs::remove(fifo);
+  expect_error(dir, run_manifest(dir, dir.path), 2, {"directory"});
+}
+
+TEST_CASE("run: hostile JSON gives a bounded, escaped message") {
+  TempDir dir;
+  // A 10 MB key full of terminal escapes and a right-to-left override.
+  std::string key = "\x1b[2J\xe2\x80\xae";
+  key += std::string(10'000'000, 'k');
+  json m = saxpy_manifest();
+  m[key] = 1;
+  auto r = run_manifest(dir, write_manifest(dir, "m.json", m));
+  expect_error(dir, r, 2, {"unknown field", "\\x1b[2J\\u{202e}kkk", "more bytes"});
+  CHECK(r.err.size() < 8000);
+  CHECK_FALSE(has_raw_control_bytes(r.err));
+
+  // A value nested 100,000 levels deep, where a number belongs.
+  std::string deep = saxpy_manifest().dump();
+  deep.insert(1, "\"warmup\": " + std::string(100000, '[') + std::string(100000, ']') + ", ");
+  write_text(dir / "deep.json", deep);
+  expect_error(dir, run_manifest(dir, dir / "deep.json"), 2, {"deep.json", "nested more than"});
+
+  // Duplicate keys: JSON would keep the last silently.
+  std::string dup = saxpy_manifest().dump();
+  dup.insert(1, "\"kernel\": \"not_saxpy\", ");
+  write_text(dir / "dup.json", dup);
+  expect_error(dir, run_manifest(dir, dir / "dup.json"), 2, {"dup.json", "key \"kernel\" appears twice"});
+
+  // Trailing garbage after the manifest.
+  write_text(dir / "trail.json", saxpy_manifest().dump() + " {}");
+  expect_error(dir, run_manifest(dir, dir / "trail.json"), 2, {"trail.json", "malformed JSON"});
+}
+
+TEST_CASE("run: broken .npy and raw inputs are rejected from their headers and sizes") {
+  TempDir dir;
+  // A shape whose element count overflows 64 bits (it used to wrap and pass).
+  write_text(dir / "x.npy", npy_header_only("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }"));
+  json m = saxpy_manifest();
+  m["buffers"][0]["init"] = {{"npy", "x.npy"}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/buffers/0/init/npy", "x.npy", "64 bits"});
+
+  // 'shape' written as (1 6,) is not (1, 6).
+  write_text(dir / "x.npy", npy_header_only("{'descr': '<f4', 'fortran_order': False, 'shape': (1 6,), }") +
+                                std::string(24, '\0'));
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/buffers/0/init/npy", "expected ','"});
+
+  // A 3 GiB sparse raw file for a 4000-byte buffer: rejected from its size.
+  m = saxpy_manifest();
+  m["buffers"][0]["init"] = {{"raw", "big.raw"}};
+  write_text(dir / "big.raw", "");
+  REQUIRE(::truncate((dir / "big.raw").c_str(), off_t(3) << 30) == 0);
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/buffers/0/init/raw", "3221225472 bytes"});
+  m["buffers"][0]["init"] = {{"raw", "/dev/zero"}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/dev/zero", "not a regular file"});
+}
+
+TEST_CASE("compare: broken result files are input errors naming the file") {
+  TempDir dir;
+  const fs::path base = kSource / "docs/results/ci-baseline-host.json";
+  const std::string good = read_text(base);
+  auto compare = [&](const fs::path& a, const fs::path& b) { return run_lrrt(dir, {"compare", a.string(), b.string(), "-q"}); };
+
+  write_text(dir / "trail.json", good + "\ngarbage");
+  expect_error(dir, compare(base, dir / "trail.json"), 2, {"trail.json", "malformed JSON"});
+
+  expect_error(dir, compare(base, dir.path), 2, {"directory"});
+
+  json wrong = json::parse(good);
+  wrong["measurements"][0]["samples"][1] = "fast";
+  write_text(dir / "typed.json", wrong.dump());
+  auto r = compare(base, dir / "typed.json");
+  expect_error(dir, r, 2, {"typed.json"});
+
+  write_text(dir / "utf8.json", "{\"schema\": \"\xff\xfe\"}");
+  r = compare(base, dir / "utf8.json");
+  expect_error(dir, r, 2, {"utf8.json", "malformed JSON"});
+  CHECK_FALSE(has_raw_control_bytes(r.err));
+
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  write_text(dir / "deep.json", deep);
+  expect_error(dir, compare(base, dir / "deep.json"), 2, {"deep.json", "nested more than"});
+}
