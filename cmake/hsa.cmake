@@ -87,10 +87,11 @@ if(LRRT_CLANG19)
   #   <src>.bundle.hsaco    clang offload bundle of LRRT_HSA_BUNDLE_TARGETS
   #                         (only with clang-offload-bundler: LRRT_HAVE_HSA_BUNDLES)
   #   <src>.gfx1100.v4.hsaco / .v6.hsaco   other code-object versions (tests)
+  set(LRRT_HSA_KERNEL_FLAGS -x hip --cuda-device-only -nogpuinc -nogpulib -O2
+      -I${PROJECT_SOURCE_DIR}/kernels -I${PROJECT_SOURCE_DIR}/include)
   function(lrrt_add_hsa_kernels sources)
     set(outputs)
-    set(common -x hip --cuda-device-only -nogpuinc -nogpulib -O2
-        -I${PROJECT_SOURCE_DIR}/kernels -I${PROJECT_SOURCE_DIR}/include)
+    set(common ${LRRT_HSA_KERNEL_FLAGS})
     foreach(src ${sources})
       set(in ${PROJECT_SOURCE_DIR}/kernels/${src}.cpp)
       set(deps ${in} ${PROJECT_SOURCE_DIR}/kernels/lrrt_kernel.h)
@@ -122,6 +123,16 @@ if(LRRT_CLANG19)
       endif()
     endforeach()
     add_custom_target(kernels_hsa ALL DEPENDS ${outputs})
+  endfunction()
+  # lrrt_hsa_build(<out-var> <source> <output-dir> <name> <arch>): the rule for
+  # <output-dir>/<name>.<arch>.hsaco (code object v5) from any source, e.g.
+  # test-only kernels; appends the output to <out-var>.
+  function(lrrt_hsa_build out_var source output_dir name arch)
+    set(out ${output_dir}/${name}.${arch}.hsaco)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${LRRT_CLANG19} ${LRRT_HSA_KERNEL_FLAGS} --offload-arch=${arch} --no-gpu-bundle-output ${source} -o ${out}
+      DEPENDS ${source} ${PROJECT_SOURCE_DIR}/kernels/lrrt_kernel.h COMMENT "hsaco ${name}.${arch}" VERBATIM)
+    set(${out_var} ${${out_var}} ${out} PARENT_SCOPE)
   endfunction()
   message(STATUS "lrrt: AMD kernels: ${LRRT_HSA_KERNEL_ARCHS} (${LRRT_CLANG19})${_lrrt_bundle_note}")
 else()

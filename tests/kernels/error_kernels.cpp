@@ -12,6 +12,6 @@ LRRT_KERNEL(spin_forever, (const volatile uint32_t*, flag)) {
 
 LRRT_KERNEL(write_to_address, (uint64_t, address)) {
   LRRT_FOR_EACH_THREAD {
-    if (LRRT_GLOBAL_ID_X == 0) *(volatile uint32_t*)(uintptr_t)address = 1;
+    if (LRRT_GLOBAL_ID_X == 0) *(volatile uint32_t*)address = 1;  // 64-bit targets only
   }
 }

@@ -3,8 +3,9 @@
 // $LRRT_HSA_STANDIN_ISA says otherwise), a CPU agent, memory pools backed by
 // malloc, signals, and AQL queues whose packet-processor thread reads packets
 // from the ring and runs each dispatch with the host build of the same kernel
-// (<src>.host.so in $LRRT_HSA_STANDIN_KERNEL_DIR / $LRRT_KERNEL_DIR / the
-// build's kernel dir). It records every dispatch's kernarg bytes for tests.
+// (<src>.host.so in $LRRT_HSA_STANDIN_KERNEL_DIR / $LRRT_KERNEL_DIR, each one
+// folder or several separated by ':', else the build's kernel dir). It
+// records every dispatch's kernarg bytes for tests.
 //
 // Not a GPU model: workgroups run one after another on the processor thread;
 // memory is host memory (so "device" pointers are host-dereferenceable).
@@ -172,31 +173,45 @@ std::vector<HostLib>& host_libs() {
   static std::vector<HostLib> libs;
   return libs;
 }
-std::string kernel_dir() {
+// One folder, or several separated by ':' (the conformance suite adds its
+// test-only kernels' folder to the build's kernel folder).
+std::vector<std::string> kernel_dirs() {
+  std::string dirs = LRRT_STANDIN_DEFAULT_KERNEL_DIR;
   for (const char* env : {"LRRT_HSA_STANDIN_KERNEL_DIR", "LRRT_KERNEL_DIR"})
-    if (const char* d = std::getenv(env); d && *d) return d;
-  return LRRT_STANDIN_DEFAULT_KERNEL_DIR;
+    if (const char* d = std::getenv(env); d && *d) {
+      dirs = d;
+      break;
+    }
+  std::vector<std::string> out;
+  for (size_t begin = 0; begin <= dirs.size();) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    if (end > begin) out.push_back(dirs.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
 }
 void load_host_libs() {
   static std::once_flag once;
   std::call_once(once, [] {
-    std::string dir = kernel_dir();
-    DIR* d = opendir(dir.c_str());
-    if (!d) {
-      std::fprintf(stderr, "hsa stand-in: cannot open kernel dir '%s'\n", dir.c_str());
-      return;
+    for (const std::string& dir : kernel_dirs()) {
+      DIR* d = opendir(dir.c_str());
+      if (!d) {
+        std::fprintf(stderr, "hsa stand-in: cannot open kernel dir '%s'\n", dir.c_str());
+        continue;
+      }
+      while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.size() < 8 || n.compare(n.size() - 8, 8, ".host.so") != 0) continue;
+        std::string path = dir + "/" + n;
+        void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) continue;
+        auto q = reinterpret_cast<lrrt_host_library_query_fn_t>(dlsym(h, LRRT_HOST_LIBRARY_QUERY_SYMBOL));
+        const lrrt_host_library_t* lib = q ? q(LRRT_HOST_ABI_VERSION) : nullptr;
+        if (lib) host_libs().push_back({h, lib});
+      }
+      closedir(d);
     }
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() < 8 || n.compare(n.size() - 8, 8, ".host.so") != 0) continue;
-      std::string path = dir + "/" + n;
-      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!h) continue;
-      auto q = reinterpret_cast<lrrt_host_library_query_fn_t>(dlsym(h, LRRT_HOST_LIBRARY_QUERY_SYMBOL));
-      const lrrt_host_library_t* lib = q ? q(LRRT_HOST_ABI_VERSION) : nullptr;
-      if (lib) host_libs().push_back({h, lib});
-    }
-    closedir(d);
   });
 }
 const lrrt_host_kernel_t* find_host_kernel(const std::string& name) {
@@ -298,8 +313,10 @@ bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t hea
   }
   if (!k->host) k->host = find_host_kernel(k->info.name);
   if (!k->host) {
-    std::fprintf(stderr, "hsa stand-in: no host build of kernel '%s' in %s\n",
-                 k->info.name.c_str(), kernel_dir().c_str());
+    std::string dirs;
+    for (const auto& d : kernel_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+    std::fprintf(stderr, "hsa stand-in: no host build of kernel '%s' in %s\n", k->info.name.c_str(),
+                 dirs.c_str());
     queue_fail(q, HSA_STATUS_ERROR_EXCEPTION);
     return false;
   }
