@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +50,9 @@ struct DeviceProperties {
   Dim3 max_workgroup_dims;
   uint64_t max_shared_memory_per_workgroup = 0;
   uint64_t memory_bytes = 0;
+  // The device works on host memory itself (host backend): copies between
+  // pageable memory and the device need no staging.
+  bool host_memory_is_device_memory = false;
   // Backend-specific facts shown by `lrrt info` (driver version, clock, PCIe
   // link, xnack mode, queue max size ...), in display order.
   std::vector<std::pair<std::string, std::string>> extra;
@@ -145,8 +150,13 @@ class Device {
   // Throws LR_ERROR_OUT_OF_MEMORY with the size asked for and what is free.
   virtual void* allocate(size_t size) = 0;
   virtual void free(void* ptr) = 0;
-  virtual void* allocate_host(size_t size) = 0;  // pinned, device-visible
-  virtual void free_host(void* ptr) = 0;
+  // Pinned (page-locked, device-visible) host memory. The base class keeps
+  // the blocks, so "is this host pointer pinned?" has one answer for every
+  // backend and every caller (queues, staging, native baselines).
+  void* allocate_host(size_t size);
+  void free_host(void* ptr);
+  // True when [p, p+size) lies inside one block from allocate_host.
+  bool is_pinned(const void* p, size_t size) const;
 
   virtual std::unique_ptr<Queue> create_queue() = 0;
   virtual std::unique_ptr<Event> create_event() = 0;
@@ -164,8 +174,14 @@ class Device {
   // device's members (thread pool, context) while it shuts down.
   void release_utility_queue() { utility_queue_.reset(); }
 
+  // The backend's pinned allocation, behind allocate_host / free_host.
+  virtual void* do_allocate_host(size_t size) = 0;
+  virtual void do_free_host(void* ptr) = 0;
+
  private:
   std::unique_ptr<Queue> utility_queue_;
+  mutable std::mutex pinned_mutex_;
+  std::map<uintptr_t, size_t> pinned_;  // base -> size
 };
 
 struct BackendStatus {

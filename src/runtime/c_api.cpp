@@ -9,6 +9,7 @@
 #include "lrrt/lrrt.h"
 #include "runtime.hpp"
 #include "staging.hpp"
+#include "wait.hpp"
 
 using lrrt::rt::CopyKind;
 using lrrt::rt::DeviceState;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "wait.hpp"
 
 namespace lrrt::rt {
 namespace {
@@ -13,10 +14,6 @@ namespace {
 // The one piece of global mutable state the C ABI needs.
 std::mutex g_lifecycle_mutex;
 std::atomic<Runtime*> g_runtime{nullptr};
-std::atomic<int64_t> g_wait_timeout_ms{0};
-std::atomic<bool> g_wait_timeout_set{false};  // by lr_set_wait_timeout_ms
-std::atomic<int64_t> g_wait_spin_us{kDefaultWaitSpinUs};
-std::atomic<bool> g_wait_spin_set{false};  // by lr_set_wait_spin_us
 
 const char* kind_name(CopyKind kind) {
   switch (kind) {
@@ -28,24 +25,6 @@ const char* kind_name(CopyKind kind) {
 }
 
 }  // namespace
-
-std::chrono::milliseconds wait_timeout() {
-  return std::chrono::milliseconds(g_wait_timeout_ms.load(std::memory_order_relaxed));
-}
-
-void set_wait_timeout(std::chrono::milliseconds timeout) {
-  g_wait_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
-  g_wait_timeout_set.store(true);
-}
-
-std::chrono::microseconds wait_spin() {
-  return std::chrono::microseconds(g_wait_spin_us.load(std::memory_order_relaxed));
-}
-
-void set_wait_spin(std::chrono::microseconds spin) {
-  g_wait_spin_us.store(spin.count(), std::memory_order_relaxed);
-  g_wait_spin_set.store(true);
-}
 
 CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
   switch (kind) {
@@ -61,13 +40,7 @@ Runtime* Runtime::instance() { return g_runtime.load(std::memory_order_acquire);
 void Runtime::initialize() {
   std::lock_guard lock(g_lifecycle_mutex);
   if (instance()) LRRT_THROW(LR_ERROR_ALREADY_INITIALIZED, "lr_init was already called");
-  const char* t = std::getenv("LRRT_WAIT_TIMEOUT_MS");
-  if (t && !g_wait_timeout_set.load())
-    g_wait_timeout_ms.store(static_cast<int64_t>(std::strtoull(t, nullptr, 10)));
-  const char* spin = std::getenv("LRRT_WAIT_SPIN_US");
-  if (spin && !g_wait_spin_set.load())
-    g_wait_spin_us.store(static_cast<int64_t>(std::min<unsigned long long>(std::strtoull(spin, nullptr, 10),
-                                                                           kMaxWaitSpinUs)));
+  read_wait_settings_from_env();
   g_runtime.store(new Runtime(), std::memory_order_release);
 }
 

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -142,17 +141,5 @@ class Runtime {
 };
 
 CopyKind to_copy_kind(lr_memcpy_kind_t kind);
-
-// Longest a synchronizing call waits before reporting LR_ERROR_TIMEOUT (a
-// hung kernel). Zero means forever. Set from LRRT_WAIT_TIMEOUT_MS at lr_init;
-// backends read it in their wait loops.
-std::chrono::milliseconds wait_timeout();
-void set_wait_timeout(std::chrono::milliseconds timeout);
-// How long a wait for the device polls before it blocks (sleeps until the
-// device signals): the GPU backends' spin-then-block waits.
-inline constexpr int64_t kDefaultWaitSpinUs = 2000;
-inline constexpr int64_t kMaxWaitSpinUs = 60'000'000;
-std::chrono::microseconds wait_spin();
-void set_wait_spin(std::chrono::microseconds spin);
 
 }  // namespace lrrt::rt

@@ -387,25 +387,17 @@ bool staged_copy(DeviceState& state, void* dst, const void* src, size_t size, Co
   const StagingMode mode = staging_mode();
   if (mode == StagingMode::Off || kind == CopyKind::DeviceToDevice || size == 0) return false;
   Device& device = *state.device;
+  const void* host = kind == CopyKind::HostToDevice ? src : dst;
   if (mode != StagingMode::Force) {
-    if (device.properties().backend == "host") return false;  // host memory is device memory
+    if (device.properties().host_memory_is_device_memory) return false;
     // Read once per process; a malformed variable fails every staged copy, naming it.
     static const size_t threshold = StagingConfig::from_env().threshold;
     if (size < threshold) return false;
+    if (device.is_pinned(host, size)) return false;  // lr_host_malloc memory is copied directly
   }
-  const void* host = kind == CopyKind::HostToDevice ? src : dst;
   std::shared_ptr<StagingPipeline> pipeline;
   {
     std::lock_guard lock(state.mutex);
-    // Pinned memory (lr_host_malloc, any part of a block) is copied directly.
-    if (mode != StagingMode::Force) {
-      auto p = reinterpret_cast<uintptr_t>(host);
-      if (state.host_allocations.count(const_cast<void*>(host))) return false;
-      for (const auto& [base, n] : state.host_allocations) {
-        auto b = reinterpret_cast<uintptr_t>(base);
-        if (p >= b && p < b + n) return false;
-      }
-    }
     if (!state.staging) state.staging = std::make_shared<StagingPipeline>(device, StagingConfig::from_env());
     pipeline = state.staging;
   }

@@ -14,6 +14,7 @@
 
 #include "backend.hpp"
 #include "error.hpp"
+#include "wait.hpp"
 #include "standin_hooks.h"
 
 namespace lrrt::rt {
@@ -60,10 +61,11 @@ struct Hooks {
 struct Fixture {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Device> device;
-  explicit Fixture(const char* timeout_ms = "20000") {
+  std::chrono::milliseconds saved_timeout = wait_timeout();
+  explicit Fixture(int timeout_ms = 20000) {
     setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
     setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
-    setenv("LRRT_HSA_TIMEOUT_MS", timeout_ms, 1);
+    set_wait_timeout(std::chrono::milliseconds(timeout_ms));
     backend = make_hsa_backend();
     auto st = backend->initialize();
     REQUIRE_MESSAGE(st.usable, st.message);
@@ -73,6 +75,7 @@ struct Fixture {
   ~Fixture() {
     device.reset();
     backend.reset();
+    set_wait_timeout(saved_timeout);
   }
   std::unique_ptr<Module> load(const std::string& name) {
     std::ifstream f(std::string(LRRT_TEST_KERNEL_DIR) + "/" + name, std::ios::binary);
@@ -307,7 +310,7 @@ TEST_CASE("hsa stand-in: events order work across queues and time it") {
 }
 
 TEST_CASE("hsa stand-in: a lost completion signal times out with the kernel's name") {
-  Fixture fx("300");
+  Fixture fx(300);
   Hooks h;
   auto m = fx.load("empty.gfx1100.hsaco");
   auto q = fx.device->create_queue();

@@ -1,7 +1,5 @@
 // One CUDA device: its primary context, properties, memory and blocking
 // copies.
-#include <sys/prctl.h>
-
 #include <algorithm>
 #include <fstream>
 
@@ -169,7 +167,7 @@ void CudaDevice::free(void* ptr) {
   LRRT_CU_DEVICE(*this, cu().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "");
 }
 
-void* CudaDevice::allocate_host(size_t size) {
+void* CudaDevice::do_allocate_host(size_t size) {
   make_current();
   void* ptr = nullptr;
   CUresult r = cu().cuMemHostAlloc(&ptr, std::max<size_t>(size, 1), CU_MEMHOSTALLOC_PORTABLE);
@@ -181,8 +179,7 @@ void* CudaDevice::allocate_host(size_t size) {
   return ptr;
 }
 
-void CudaDevice::free_host(void* ptr) {
-  if (!ptr) return;
+void CudaDevice::do_free_host(void* ptr) {
   make_current();
   LRRT_CU_DEVICE(*this, cu().cuMemFreeHost(ptr), "cuMemFreeHost", "");
 }
@@ -213,15 +210,6 @@ void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kin
       break;
   }
   synchronize_stream(copy_stream_, copy_stream_done_, "a blocking copy", [] { return std::string(); });
-}
-
-TimerSlack::TimerSlack(unsigned long ns) {
-  saved_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-  if (saved_ >= 0) prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
-}
-
-TimerSlack::~TimerSlack() {
-  if (saved_ >= 0) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(saved_), 0, 0, 0);
 }
 
 }  // namespace lrrt::rt::cuda

@@ -6,7 +6,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,30 +14,11 @@
 
 #include "backend.hpp"
 #include "cuda_symbols.hpp"
-
-namespace lrrt::rt {
-// Longest a synchronizing call waits (LRRT_WAIT_TIMEOUT_MS); 0 = forever.
-std::chrono::milliseconds wait_timeout();
-// How long a wait polls before it blocks (lr_set_wait_spin_us).
-std::chrono::microseconds wait_spin();
-}  // namespace lrrt::rt
+#include "wait.hpp"
 
 namespace lrrt::rt::cuda {
 
 class CudaDevice;
-
-// Sets the calling thread's timer slack (ns) for its lifetime, then restores
-// it: sleeps of tens of microseconds otherwise overshoot by ~50 us.
-class TimerSlack {
- public:
-  explicit TimerSlack(unsigned long ns);
-  ~TimerSlack();
-  TimerSlack(const TimerSlack&) = delete;
-  TimerSlack& operator=(const TimerSlack&) = delete;
-
- private:
-  long saved_ = -1;
-};
 
 class CudaKernel final : public Kernel {
  public:
@@ -136,8 +116,6 @@ class CudaDevice final : public Device {
 
   void* allocate(size_t size) override;
   void free(void* ptr) override;
-  void* allocate_host(size_t size) override;
-  void free_host(void* ptr) override;
   std::unique_ptr<Queue> create_queue() override;
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
@@ -163,17 +141,12 @@ class CudaDevice final : public Device {
   // time (naming `kernels` or the last launched kernel) and DEVICE_LOST after.
   [[noreturn]] void fail(CUresult result, std::string_view what, const std::string& kernels,
                          const char* file, int line);
-  // Waits for a stream or event by polling (honours LRRT_WAIT_TIMEOUT_MS);
-  // returns the final CUresult.
-  template <typename Query, typename Block>
-  CUresult wait(Query&& query, Block&& block) const;
-  // Waits for everything on `stream`: a timeout throws LR_ERROR_TIMEOUT
-  // describing `what`, a failure goes to fail() naming kernels(). kernels is
-  // called only on those paths: building names stays off the wait's hot path.
-  // `done` is a blocking-sync event of the caller's (recorded on `stream`
-  // only when the wait goes on past the spin).
   template <typename Kernels>
   void synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels);
+
+ protected:
+  void* do_allocate_host(size_t size) override;
+  void do_free_host(void* ptr) override;
 
  private:
   uint32_t ordinal_;
@@ -190,57 +163,54 @@ class CudaDevice final : public Device {
   std::string first_fault_;
 };
 
-// Polls `query` for the spin window (lr_set_wait_spin_us, default 2 ms):
-// short work is seen as soon as it ends, as a spinning wait would. Then, with
-// no timeout set, returns `block()`, which sleeps in the driver until the GPU
-// signals (blocking-sync events: no CPU burnt on long work, unlike the
-// driver's default wait, which spins for as long as it takes). CUDA has no
-// blocking wait with a timeout, so with one set it polls with sleeps that grow
-// with the time waited (a twentieth of it, 10 us to 500 us: late by at most
-// ~5%, a query per 100+ us after the first milliseconds) and returns
-// CUDA_ERROR_NOT_READY when the timeout passes.
-template <typename Query, typename Block>
-CUresult CudaDevice::wait(Query&& query, Block&& block) const {
-  using clock = std::chrono::steady_clock;
-  const auto timeout = wait_timeout();
-  const auto spin = wait_spin();
-  const auto start = clock::now();
-  for (uint32_t i = 1;; ++i) {
-    CUresult r = query();
-    if (r != CUDA_ERROR_NOT_READY) return r;
-    if (spin.count() && i % 32 != 0) continue;  // the clock is read every 32 polls
-    auto elapsed = clock::now() - start;
-    if (elapsed < spin) continue;
-    if (timeout.count() == 0) return block();
-    break;
+// A stream or an event as rt::wait sees it. CUDA blocks only without a time
+// limit: cuEventSynchronize on a blocking-sync event sleeps in the driver until
+// the GPU signals (no CPU burnt on long work, unlike the driver's default
+// wait, which spins for as long as it takes); with a timeout set, rt::wait
+// naps and polls instead.
+template <typename Describe>
+class CudaWait final : public Waitable {
+ public:
+  // Everything on `stream`; `done`, a blocking-sync event of the caller's, is
+  // recorded on it only when the wait goes on past the spin.
+  CudaWait(CUstream stream, CUevent done, Describe describe)
+      : stream_(stream), event_(done), describe_(std::move(describe)) {}
+  // One event (created blocking-sync).
+  CudaWait(CUevent event, Describe describe) : event_(event), describe_(std::move(describe)) {}
+
+  WaitStatus poll() override {
+    result_ = stream_ ? cu().cuStreamQuery(stream_) : cu().cuEventQuery(event_);
+    return status();
   }
-  // Short sleeps need a small timer slack (50 us by default), restored after.
-  TimerSlack precise(1000);
-  for (;;) {
-    auto elapsed = clock::now() - start;
-    if (elapsed >= timeout) return CUDA_ERROR_NOT_READY;
-    auto nap = std::clamp<clock::duration>(elapsed / 20, std::chrono::microseconds(10),
-                                           std::chrono::microseconds(500));
-    std::this_thread::sleep_for(nap);
-    CUresult r = query();
-    if (r != CUDA_ERROR_NOT_READY) return r;
+  WaitStatus block(std::chrono::nanoseconds) override {
+    result_ = stream_ ? cu().cuEventRecord(event_, stream_) : CUDA_SUCCESS;
+    if (result_ == CUDA_SUCCESS) result_ = cu().cuEventSynchronize(event_);
+    return status();
   }
-}
+  Blocking blocking() const override { return Blocking::Unbounded; }
+  std::string describe() const override { return describe_(); }
+  // The last CUresult: the failure when wait() returned Failed.
+  CUresult result() const { return result_; }
+
+ private:
+  WaitStatus status() const {
+    if (result_ == CUDA_SUCCESS) return WaitStatus::Complete;
+    return result_ == CUDA_ERROR_NOT_READY ? WaitStatus::Pending : WaitStatus::Failed;
+  }
+  CUstream stream_ = nullptr;
+  CUevent event_;
+  Describe describe_;
+  CUresult result_ = CUDA_SUCCESS;
+};
 
 template <typename Kernels>
 void CudaDevice::synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels) {
-  const CudaSymbols& s = cu();
-  CUresult r = wait([&] { return s.cuStreamQuery(stream); },
-                    [&] {
-                      CUresult rec = s.cuEventRecord(done, stream);
-                      return rec == CUDA_SUCCESS ? s.cuEventSynchronize(done) : rec;
-                    });
-  if (r == CUDA_SUCCESS) return;
-  const std::string names = kernels();
-  if (r == CUDA_ERROR_NOT_READY)
-    LRRT_THROW_AT(LR_ERROR_TIMEOUT, "{} on {} did not finish within {} ms (LRRT_WAIT_TIMEOUT_MS){}", what,
-                  description_, wait_timeout().count(), names.empty() ? "" : "; it runs kernel " + names);
-  fail(r, "waiting for a stream (cuStreamQuery/cuEventSynchronize)", names, __FILE__, __LINE__);
+  CudaWait target(stream, done, [&] {
+    const std::string names = kernels();
+    return fmt::format("{} on {}{}", what, description_, names.empty() ? "" : ", running kernel " + names);
+  });
+  if (rt::wait(target) == WaitStatus::Complete) return;
+  fail(target.result(), "waiting for a stream (cuStreamQuery/cuEventSynchronize)", kernels(), __FILE__, __LINE__);
 }
 
 }  // namespace lrrt::rt::cuda

@@ -44,14 +44,12 @@ CUevent CudaEvent::start_event() {
 
 void CudaEvent::synchronize() {
   device_.make_current();
-  const CudaSymbols& s = cu();
-  CUresult r = device_.wait([&] { return s.cuEventQuery(event_); },
-                            [&] { return s.cuEventSynchronize(event_); });
-  if (r == CUDA_ERROR_NOT_READY)
-    LRRT_THROW_AT(LR_ERROR_TIMEOUT,
-                  "an event on {} did not complete within {} ms; the last kernel launched there was {}",
-                  device_.description(), wait_timeout().count(), device_.last_kernel_name());
-  LRRT_CU_DEVICE(device_, r, "cuEventSynchronize", "");
+  CudaWait target(event_, [&] {
+    return fmt::format("an event on {} (the last kernel launched there was {})", device_.description(),
+                       device_.last_kernel_name());
+  });
+  if (rt::wait(target) == WaitStatus::Complete) return;
+  LRRT_CU_DEVICE(device_, target.result(), "cuEventSynchronize", "");
 }
 
 bool CudaEvent::query() {

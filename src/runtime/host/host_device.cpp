@@ -85,6 +85,7 @@ HostDevice::HostDevice() : pool_(core_count()) {
   properties_.max_workgroup_dims = {1024, 1024, 64};
   properties_.max_shared_memory_per_workgroup = 1u << 20;
   properties_.memory_bytes = physical_memory_bytes();
+  properties_.host_memory_is_device_memory = true;
   properties_.extra = {{"threads", std::to_string(pool_.participants())},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
 }
@@ -93,8 +94,8 @@ HostDevice::~HostDevice() { release_utility_queue(); }
 
 void* HostDevice::allocate(size_t size) { return aligned_allocation(size, "device allocation"); }
 void HostDevice::free(void* ptr) { std::free(ptr); }
-void* HostDevice::allocate_host(size_t size) { return aligned_allocation(size, "pinned host allocation"); }
-void HostDevice::free_host(void* ptr) { std::free(ptr); }
+void* HostDevice::do_allocate_host(size_t size) { return aligned_allocation(size, "pinned host allocation"); }
+void HostDevice::do_free_host(void* ptr) { std::free(ptr); }
 
 std::unique_ptr<Queue> HostDevice::create_queue() { return std::make_unique<HostQueue>(*this); }
 std::unique_ptr<Event> HostDevice::create_event() { return std::make_unique<HostEvent>(); }

@@ -94,14 +94,16 @@ class HostDevice final : public Device {
   const DeviceProperties& properties() const override { return properties_; }
   void* allocate(size_t size) override;
   void free(void* ptr) override;
-  void* allocate_host(size_t size) override;
-  void free_host(void* ptr) override;
   std::unique_ptr<Queue> create_queue() override;
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
   void copy_sync(void* dst, const void* src, size_t size, CopyKind kind) override;
 
   ThreadPool& pool() { return pool_; }
+
+ protected:
+  void* do_allocate_host(size_t size) override;
+  void do_free_host(void* ptr) override;
 
  private:
   DeviceProperties properties_;

@@ -8,7 +8,7 @@
 #include "error.hpp"
 #include "host_device.hpp"
 #include "host_executable.hpp"
-#include "runtime.hpp"
+#include "wait.hpp"
 
 namespace lrrt::rt::host {
 namespace {
@@ -294,41 +294,40 @@ void HostQueue::worker_main() {
 
 namespace {
 
-// The host's spin before blocking: lr_set_wait_spin_us, capped at 50 us
-// because here a spinning waiter takes a core from the device itself.
-// Returns with `lock` held, whether or not `done` became true.
+// A condition guarded by a mutex and signalled on a condition variable, as
+// rt::wait sees it. The host caps the spin at 50 us: here a spinning waiter
+// takes a core from the device itself.
 template <typename Done>
-void spin_briefly(std::unique_lock<std::mutex>& lock, Done&& done) {
-  if (done()) return;
-  const auto spin = std::min(wait_spin(), std::chrono::microseconds(50));
-  if (spin.count() <= 0) return;
-  lock.unlock();
-  const auto until = std::chrono::steady_clock::now() + spin;
-  for (;;) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-    lock.lock();
-    if (done() || std::chrono::steady_clock::now() >= until) return;
-    lock.unlock();
+class ConditionWait final : public Waitable {
+ public:
+  ConditionWait(std::mutex& mutex, std::condition_variable& cv, Done done, const char* what)
+      : mutex_(mutex), cv_(cv), done_(std::move(done)), what_(what) {}
+  WaitStatus poll() override {
+    std::lock_guard lock(mutex_);
+    return done_() ? WaitStatus::Complete : WaitStatus::Pending;
   }
-}
+  WaitStatus block(std::chrono::nanoseconds limit) override {
+    std::unique_lock lock(mutex_);
+    if (limit == kForever) cv_.wait(lock, done_);
+    else if (!cv_.wait_for(lock, limit, done_)) return WaitStatus::Pending;
+    return WaitStatus::Complete;
+  }
+  std::chrono::microseconds max_spin() const override { return std::chrono::microseconds(50); }
+  std::string describe() const override { return what_; }
+
+ private:
+  std::mutex& mutex_;
+  std::condition_variable& cv_;
+  Done done_;
+  const char* what_;
+};
 
 }  // namespace
 
 void HostQueue::synchronize() {
-  std::unique_lock lock(mutex_);
-  auto idle = [&] { return pending_.empty() && !busy_; };
-  spin_briefly(lock, idle);
-  auto timeout = wait_timeout();
-  if (timeout.count() > 0) {
-    if (!idle_cv_.wait_for(lock, timeout, idle))
-      LRRT_THROW(LR_ERROR_TIMEOUT,
-                 "host queue did not finish within {} ms (a kernel may be hung); the runtime cannot stop it",
-                 timeout.count());
-  } else {
-    idle_cv_.wait(lock, idle);
-  }
+  ConditionWait idle(mutex_, idle_cv_, [&] { return pending_.empty() && !busy_; }, "the host queue");
+  rt::wait(idle);
+  std::lock_guard lock(mutex_);
   if (error_) {
     // Reported once; the queue is usable again afterwards.
     std::exception_ptr error = std::exchange(error_, nullptr);
@@ -372,16 +371,9 @@ void HostEvent::synchronize() {
     std::lock_guard lock(mutex_);
     target = armed_;
   }
-  std::unique_lock lock(mutex_);
-  auto done = [&] { return completed_ >= target; };
-  spin_briefly(lock, done);
-  auto timeout = wait_timeout();
-  if (timeout.count() > 0) {
-    if (!cv_.wait_for(lock, timeout, done))
-      LRRT_THROW(LR_ERROR_TIMEOUT, "event did not complete within {} ms", timeout.count());
-  } else {
-    cv_.wait(lock, done);
-  }
+  ConditionWait done(mutex_, cv_, [&] { return completed_ >= target; }, "an event on the host device");
+  rt::wait(done);
+  std::lock_guard lock(mutex_);
   if (target && error_) std::rethrow_exception(error_);
 }
 

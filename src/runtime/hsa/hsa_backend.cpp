@@ -62,8 +62,6 @@ class HsaBackend final : public Backend {
       return {false, msg};
     }
     ctx->initialized = true;
-    if (const char* t = std::getenv("LRRT_HSA_TIMEOUT_MS"); t && *t)
-      ctx->timeout = std::chrono::milliseconds(std::strtoull(t, nullptr, 10));
     uint16_t major = 0, minor = 0;
     api.hsa_system_get_info(HSA_SYSTEM_INFO_VERSION_MAJOR, &major);
     api.hsa_system_get_info(HSA_SYSTEM_INFO_VERSION_MINOR, &minor);
@@ -100,30 +98,6 @@ class HsaBackend final : public Backend {
 Context::~Context() {
   if (initialized && api.hsa_shut_down) api.hsa_shut_down();
   // The library stays loaded: ROCr's own threads may still be unwinding.
-}
-
-void wait_signal(const Context& ctx, hsa_signal_t signal, const QueueErrorState* error,
-                 const std::string& what) {
-  const Api& api = ctx.api;
-  auto deadline = std::chrono::steady_clock::now() + ctx.timeout;
-  // Spin first (lr_set_wait_spin_us): short work is seen as soon as it ends.
-  if (auto spin = wait_spin(); spin.count() > 0) {
-    uint64_t ticks = std::max<uint64_t>(1, uint64_t(double(ctx.timestamp_frequency) * double(spin.count()) / 1e6));
-    if (api.hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1, ticks, HSA_WAIT_STATE_ACTIVE) < 1) return;
-  }
-  // Then block, in slices of ~5 ms so queue errors and the timeout are noticed.
-  uint64_t slice = std::max<uint64_t>(1, ctx.timestamp_frequency / 200);
-  for (;;) {
-    hsa_signal_value_t v = api.hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1,
-                                                         slice, HSA_WAIT_STATE_BLOCKED);
-    if (v < 1) return;
-    if (error && error->failed.load(std::memory_order_acquire)) return;  // caller reports
-    if (std::chrono::steady_clock::now() > deadline)
-      LRRT_THROW(LR_ERROR_TIMEOUT,
-                 "timed out after {} ms waiting for {} (its completion signal is still {}); the "
-                 "GPU may be hung (LRRT_HSA_TIMEOUT_MS sets the limit)",
-                 ctx.timeout.count(), what, v);
-  }
 }
 
 }  // namespace hsa

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "hsa_internal.hpp"
+#include "wait.hpp"
 
 namespace lrrt::rt::hsa {
 namespace {
@@ -144,7 +145,7 @@ void HsaDevice::free(void* ptr) {
   if (ptr) LRRT_HSA_CHECK(api(), LR_ERROR_INVALID_ARGUMENT, hsa_amd_memory_pool_free, ptr);
 }
 
-void* HsaDevice::allocate_host(size_t size) {
+void* HsaDevice::do_allocate_host(size_t size) {
   void* p = nullptr;
   hsa_status_t st = api().hsa_amd_memory_pool_allocate(host_pool_, size ? size : 1, 0, &p);
   if (st != HSA_STATUS_SUCCESS || !p)
@@ -156,27 +157,11 @@ void* HsaDevice::allocate_host(size_t size) {
     LRRT_THROW_AT(LR_ERROR_RUNTIME, "hsa_amd_agents_allow_access for {} failed: {}", props_.arch,
                   api().describe(st));
   }
-  std::lock_guard lock(mutex_);
-  pinned_[reinterpret_cast<uintptr_t>(p)] = size;
   return p;
 }
 
-void HsaDevice::free_host(void* ptr) {
-  if (!ptr) return;
-  {
-    std::lock_guard lock(mutex_);
-    pinned_.erase(reinterpret_cast<uintptr_t>(ptr));
-  }
+void HsaDevice::do_free_host(void* ptr) {
   LRRT_HSA_CHECK(api(), LR_ERROR_INVALID_ARGUMENT, hsa_amd_memory_pool_free, ptr);
-}
-
-bool HsaDevice::is_pinned(const void* p, size_t size) const {
-  auto a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard lock(mutex_);
-  auto it = pinned_.upper_bound(a);
-  if (it == pinned_.begin()) return false;
-  --it;
-  return a >= it->first && a + size <= it->first + it->second;
 }
 
 void* HsaDevice::allocate_staging(size_t size) { return allocate_host(size); }
@@ -225,6 +210,59 @@ std::unique_ptr<Module> HsaDevice::load_module(std::span<const std::byte> image)
 }
 
 // ------------------------------------------------------------------ events
+
+namespace {
+
+// A completion signal as rt::wait sees it: complete below 1; failed when its
+// queue reported an error (the signal may then never move).
+class SignalWait final : public Waitable {
+ public:
+  SignalWait(const Context& ctx, hsa_signal_t signal, const QueueErrorState* error, const std::string& what)
+      : ctx_(ctx), signal_(signal), error_(error), what_(what) {}
+
+  WaitStatus poll() override {
+    if (ctx_.api.hsa_signal_load_relaxed(signal_) < 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);  // as an scacquire load
+      return WaitStatus::Complete;
+    }
+    return status_after_wait();
+  }
+  // ROCr's own active wait for the spin, its blocked wait for the slices.
+  WaitStatus spin(std::chrono::nanoseconds limit) override {
+    if (limit.count() <= 0) return poll();
+    return wait_in(HSA_WAIT_STATE_ACTIVE, limit);
+  }
+  WaitStatus block(std::chrono::nanoseconds limit) override { return wait_in(HSA_WAIT_STATE_BLOCKED, limit); }
+  std::chrono::nanoseconds slice() const override { return std::chrono::milliseconds(5); }
+  std::string describe() const override {
+    return fmt::format("{} (its completion signal is still {})", what_, ctx_.api.hsa_signal_load_relaxed(signal_));
+  }
+
+ private:
+  WaitStatus wait_in(hsa_wait_state_t state, std::chrono::nanoseconds limit) {
+    uint64_t ticks = limit == kForever ? UINT64_MAX
+                                       : std::max<uint64_t>(1, uint64_t(double(ctx_.timestamp_frequency) *
+                                                                        double(limit.count()) / 1e9));
+    if (ctx_.api.hsa_signal_wait_scacquire(signal_, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
+      return WaitStatus::Complete;
+    return status_after_wait();
+  }
+  WaitStatus status_after_wait() const {
+    return error_ && error_->failed.load(std::memory_order_acquire) ? WaitStatus::Failed : WaitStatus::Pending;
+  }
+
+  const Context& ctx_;
+  hsa_signal_t signal_;
+  const QueueErrorState* error_;
+  const std::string& what_;
+};
+
+}  // namespace
+
+void wait_signal(const Context& ctx, hsa_signal_t signal, const QueueErrorState* error, const std::string& what) {
+  SignalWait target(ctx, signal, error, what);
+  rt::wait(target);  // a failure is the caller's to report
+}
 
 hsa_signal_t HsaEvent::arm(Kind kind, hsa_queue_t* queue, std::shared_ptr<QueueErrorState> error,
                            std::string what) {

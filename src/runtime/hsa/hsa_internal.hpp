@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,7 +23,6 @@ struct Context {
   uint64_t timestamp_frequency = 1'000'000'000;  // ticks per second
   hsa_agent_t cpu_agent{0};
   std::vector<hsa_agent_t> gpu_agents;
-  std::chrono::milliseconds timeout{std::chrono::minutes(2)};  // LRRT_HSA_TIMEOUT_MS
   std::string version;
   ~Context();
 };
@@ -46,8 +44,9 @@ struct QueueErrorState {
   std::atomic<int> status{0};
 };
 
-// Waits until the signal drops below 1. Checks `error` between slices and the
-// context's timeout; `what` names the operation in messages.
+// Waits until the signal drops below 1 (rt::wait: spin, then block in slices
+// so that a failure of `error`'s queue is noticed; then returns, and the
+// caller reports it). `what` names the operation in a timeout message.
 void wait_signal(const Context& ctx, hsa_signal_t signal, const QueueErrorState* error,
                  const std::string& what);
 
@@ -174,8 +173,6 @@ class HsaDevice final : public Device {
   const DeviceProperties& properties() const override { return props_; }
   void* allocate(size_t size) override;
   void free(void* ptr) override;
-  void* allocate_host(size_t size) override;
-  void free_host(void* ptr) override;
   std::unique_ptr<Queue> create_queue() override;
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
@@ -193,8 +190,10 @@ class HsaDevice final : public Device {
   // Pinned staging memory for copies from/to pageable host memory.
   void* allocate_staging(size_t size);
   void free_staging(void* p);
-  // True when [p, p+size) lies in one of this device's pinned host blocks.
-  bool is_pinned(const void* p, size_t size) const;
+
+ protected:
+  void* do_allocate_host(size_t size) override;
+  void do_free_host(void* ptr) override;
 
  private:
   std::shared_ptr<Context> ctx_;
@@ -207,7 +206,6 @@ class HsaDevice final : public Device {
   hsa_amd_memory_pool_t kernarg_pool_{0};
   mutable std::mutex mutex_;
   std::vector<hsa_signal_t> free_signals_;
-  std::map<uintptr_t, size_t> pinned_;  // base -> size
 };
 
 }  // namespace lrrt::rt::hsa

@@ -103,7 +103,7 @@ class HsaNativeBaseline final : public NativeBaseline {
   bool copy(void* dst, const void* src, size_t size, CopyKind kind, bool async) override {
     if (kind != CopyKind::DeviceToDevice) {
       const void* host = kind == CopyKind::HostToDevice ? src : dst;
-      if (!device_.is_pinned(host, size) && !pinned_contains(host, size)) return false;
+      if (!device_.is_pinned(host, size)) return false;
     }
     hsa_signal_t signal;
     if (!free_copy_signals_.empty()) {
@@ -132,30 +132,14 @@ class HsaNativeBaseline final : public NativeBaseline {
 
   void* alloc_device(size_t size) override { return device_.allocate(size); }
   void free_device(void* ptr) override { device_.free(ptr); }
-  void* alloc_pinned(size_t size) override {
-    void* p = device_.allocate_host(size);
-    pinned_.push_back({p, size});
-    return p;
-  }
-  void free_pinned(void* ptr) override {
-    std::erase_if(pinned_, [&](auto& b) { return b.first == ptr; });
-    device_.free_host(ptr);
-  }
+  void* alloc_pinned(size_t size) override { return device_.allocate_host(size); }
+  void free_pinned(void* ptr) override { device_.free_host(ptr); }
 
  private:
   void wait(hsa_signal_t s, hsa_wait_state_t state = HSA_WAIT_STATE_ACTIVE) {
     while (api_.hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX, state) >= 1) {
     }
   }
-  bool pinned_contains(const void* p, size_t size) const {
-    auto a = reinterpret_cast<uintptr_t>(p);
-    for (auto& [base, n] : pinned_) {
-      auto b = reinterpret_cast<uintptr_t>(base);
-      if (a >= b && a + size <= b + n) return true;
-    }
-    return false;
-  }
-
   HsaDevice& device_;
   const Api& api_;
   hsa_queue_t* queue_ = nullptr;
@@ -166,7 +150,6 @@ class HsaNativeBaseline final : public NativeBaseline {
   std::vector<hsa_signal_t> copy_signals_, free_copy_signals_, pending_copies_;
   std::vector<std::unique_ptr<HsaModule>> modules_;
   std::vector<HsaKernel*> kernels_;
-  std::vector<std::pair<void*, size_t>> pinned_;
   int packed_kernel_ = -1;
   LaunchConfig packed_config_;
   std::vector<std::byte> packed_args_;

@@ -2,11 +2,11 @@
 // around them with dependency signals, kernarg buffers recycled once their
 // dispatch completed, queue errors reported at the next synchronize.
 #include <cstring>
-#include <thread>
 
 #include "aql.hpp"
 #include "hsa_internal.hpp"
 #include "kernargs.hpp"
+#include "wait.hpp"
 
 namespace lrrt::rt::hsa {
 namespace {
@@ -96,19 +96,37 @@ HsaQueue::Slot& HsaQueue::acquire_slot(size_t bytes) {
   return s;
 }
 
+namespace {
+
+// Room in a full AQL ring: the packet processor must consume first. Nothing
+// to block on, so the wait naps; a queue error ends it (reported at the next
+// synchronize).
+class RingSpaceWait final : public Waitable {
+ public:
+  RingSpaceWait(const Api& api, hsa_queue_t* queue, uint64_t index, const QueueErrorState& error)
+      : api_(api), queue_(queue), index_(index), error_(error) {}
+  WaitStatus poll() override {
+    if (index_ - api_.hsa_queue_load_read_index_scacquire(queue_) < queue_->size) return WaitStatus::Complete;
+    return error_.failed.load(std::memory_order_acquire) ? WaitStatus::Failed : WaitStatus::Pending;
+  }
+  Blocking blocking() const override { return Blocking::None; }
+  std::string describe() const override { return "space in a full hsa queue"; }
+
+ private:
+  const Api& api_;
+  hsa_queue_t* queue_;
+  uint64_t index_;
+  const QueueErrorState& error_;
+};
+
+}  // namespace
+
 void* HsaQueue::reserve_packet(uint64_t* index) {
   uint64_t idx = api_.hsa_queue_add_write_index_relaxed(queue_, 1);
   const uint64_t size = queue_->size;
   if (idx - api_.hsa_queue_load_read_index_scacquire(queue_) >= size) {
-    // Full: wait for the packet processor to consume.
-    auto deadline = std::chrono::steady_clock::now() + ctx_.timeout;
-    while (idx - api_.hsa_queue_load_read_index_scacquire(queue_) >= size) {
-      if (error_->failed.load(std::memory_order_acquire)) break;  // reported at synchronize
-      if (std::chrono::steady_clock::now() > deadline)
-        LRRT_THROW(LR_ERROR_TIMEOUT, "timed out after {} ms waiting for space in a full hsa queue",
-                   ctx_.timeout.count());
-      std::this_thread::yield();
-    }
+    RingSpaceWait room(api_, queue_, idx, *error_);
+    rt::wait(room);
   }
   *index = idx;
   return static_cast<std::byte*>(queue_->base_address) + (idx & (size - 1)) * kAqlPacketBytes;
