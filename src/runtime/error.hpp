@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "lrrt/lrrt.h"
 
@@ -28,6 +29,15 @@ constexpr const char* file_basename(const char* path) {
   for (const char* p = path; *p; ++p)
     if (*p == '/') base = p + 1;
   return base;
+}
+
+// The function a backend's check macro called, from the call's text:
+// "hsa_signal_create(1, 0, nullptr, &s)" -> "hsa_signal_create",
+// "fd = ::memfd_create(...)" -> "memfd_create".
+constexpr std::string_view call_name(std::string_view call) {
+  std::string_view callee = call.substr(0, call.find('('));
+  const size_t last = callee.find_last_of(" =:.>");
+  return last == std::string_view::npos ? callee : callee.substr(last + 1);
 }
 
 }  // namespace lrrt::rt

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace lrrt::rt {
@@ -72,6 +74,35 @@ class Waitable {
 // Waits for `target` (steps 1 and 2 above). Returns Complete or Failed;
 // throws LR_ERROR_TIMEOUT when the timeout passes first.
 WaitStatus wait(Waitable& target);
+
+// A condition guarded by a mutex and signalled on a condition variable (the
+// host backend's queues and events). `max_spin` caps the spin.
+template <typename Done>
+class ConditionWait final : public Waitable {
+ public:
+  ConditionWait(std::mutex& mutex, std::condition_variable& cv, Done done, const char* what,
+                std::chrono::microseconds max_spin)
+      : mutex_(mutex), cv_(cv), done_(std::move(done)), what_(what), max_spin_(max_spin) {}
+  WaitStatus poll() override {
+    std::lock_guard lock(mutex_);
+    return done_() ? WaitStatus::Complete : WaitStatus::Pending;
+  }
+  WaitStatus block(std::chrono::nanoseconds limit) override {
+    std::unique_lock lock(mutex_);
+    if (limit == kForever) cv_.wait(lock, done_);
+    else if (!cv_.wait_for(lock, limit, done_)) return WaitStatus::Pending;
+    return WaitStatus::Complete;
+  }
+  std::chrono::microseconds max_spin() const override { return max_spin_; }
+  std::string describe() const override { return what_; }
+
+ private:
+  std::mutex& mutex_;
+  std::condition_variable& cv_;
+  Done done_;
+  const char* what_;
+  std::chrono::microseconds max_spin_;
+};
 
 // Sets the calling thread's timer slack (ns) for its lifetime, then restores
 // it: sleeps of tens of microseconds otherwise overshoot by ~50 us.

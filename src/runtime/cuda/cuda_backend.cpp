@@ -1,7 +1,7 @@
 // The cuda backend: loads the driver (cuda_symbols.cpp), counts devices and
 // opens them. Never throws from initialize(): an unusable backend says why in
 // one sentence.
-#include "cuda_internal.hpp"
+#include "cuda_device.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
@@ -36,7 +36,7 @@ class CudaBackend final : public Backend {
       LRRT_THROW(LR_ERROR_NOT_FOUND, "cuda device {} does not exist: {} device(s) found", ordinal,
                  device_count_);
     CUdevice device = 0;
-    LRRT_CU(cu().cuDeviceGet(&device, static_cast<int>(ordinal)), "cuDeviceGet");
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuDeviceGet(&device, static_cast<int>(ordinal)));
     return std::make_unique<CudaDevice>(ordinal, device);
   }
 

@@ -1,9 +1,11 @@
-// One CUDA device: its primary context, properties, memory and blocking
-// copies.
+#include "cuda_device.hpp"
+
 #include <algorithm>
 #include <fstream>
 
-#include "cuda_internal.hpp"
+#include "cuda_event.hpp"
+#include "cuda_executable.hpp"
+#include "cuda_queue.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
@@ -30,20 +32,20 @@ std::string bytes_text(uint64_t bytes) {
 
 CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), device_(device) {
   const CudaSymbols& s = cu();
-  LRRT_CU(s.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
-  LRRT_CU(s.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDevicePrimaryCtxRetain(&context_, device_));
+  LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuCtxSetCurrent(context_));
 
   auto attr = [&](CUdevice_attribute a) {
     int v = 0;
     return s.cuDeviceGetAttribute(&v, a, device_) == CUDA_SUCCESS ? v : 0;
   };
   char name[256] = {};
-  LRRT_CU(s.cuDeviceGetName(name, sizeof(name), device_), "cuDeviceGetName");
+  LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDeviceGetName(name, sizeof(name), device_));
   int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   sm_ = static_cast<uint32_t>(major * 10 + minor);
   size_t total = 0;
-  LRRT_CU(s.cuDeviceTotalMem(&total, device_), "cuDeviceTotalMem");
+  LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDeviceTotalMem(&total, device_));
 
   DeviceProperties& p = properties_;
   p.backend = "cuda";
@@ -108,8 +110,9 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
     }
   }
 
-  LRRT_CU(s.cuStreamCreate(&copy_stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  LRRT_CU(s.cuEventCreate(&copy_stream_done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamCreate(&copy_stream_, CU_STREAM_NON_BLOCKING));
+  LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME,
+                  cuEventCreate(&copy_stream_done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
 }
 
 CudaDevice::~CudaDevice() {
@@ -128,15 +131,14 @@ std::string CudaDevice::last_kernel_name() const {
 
 void CudaDevice::fail(CUresult result, std::string_view what, const std::string& kernels,
                       const char* file, int line) {
-  if (!cu_is_sticky_fault(result)) throw_cu(result, what, file, line);
+  if (!cu_is_sticky_fault(result)) throw_cu_error(result, LR_ERROR_RUNTIME, what, file, line);
   std::lock_guard lock(fault_mutex_);
   const std::string at = fmt::format(" [at {}:{}]", file_basename(file), line);
   if (first_fault_.empty()) {
     std::string who = kernels.empty() ? last_kernel_name() : kernels;
     if (who.empty()) who = "(no kernel was launched through lrrt)";
     first_fault_ = fmt::format("kernel {} faulted on {}: {}", who, description_, cu_error_text(result));
-    lr_status_t status = cu_status(result);
-    if (status == LR_ERROR_RUNTIME) status = LR_ERROR_KERNEL_FAULT;
+    lr_status_t status = cu_status(result, LR_ERROR_KERNEL_FAULT);
     throw Error(status, first_fault_ +
                             "; the CUDA context is unusable now, so every later call on this "
                             "device fails (restart the process)" + at);
@@ -164,7 +166,7 @@ void* CudaDevice::allocate(size_t size) {
 void CudaDevice::free(void* ptr) {
   if (!ptr) return;
   make_current();
-  LRRT_CU_DEVICE(*this, cu().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "");
+  LRRT_CUDA_CHECK_DEVICE(*this, "", cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
 void* CudaDevice::do_allocate_host(size_t size) {
@@ -181,7 +183,7 @@ void* CudaDevice::do_allocate_host(size_t size) {
 
 void CudaDevice::do_free_host(void* ptr) {
   make_current();
-  LRRT_CU_DEVICE(*this, cu().cuMemFreeHost(ptr), "cuMemFreeHost", "");
+  LRRT_CUDA_CHECK_DEVICE(*this, "", cuMemFreeHost(ptr));
 }
 
 std::unique_ptr<Queue> CudaDevice::create_queue() { return std::make_unique<CudaQueue>(*this); }
@@ -200,13 +202,13 @@ void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kin
   // could read (or have its output overwritten by) a copy still in flight.
   switch (kind) {
     case CopyKind::HostToDevice:
-      LRRT_CU_DEVICE(*this, s.cuMemcpyHtoDAsync(d(dst), src, size, copy_stream_), "cuMemcpyHtoDAsync", "");
+      LRRT_CUDA_CHECK_DEVICE(*this, "", cuMemcpyHtoDAsync(d(dst), src, size, copy_stream_));
       break;
     case CopyKind::DeviceToHost:
-      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoHAsync(dst, d(src), size, copy_stream_), "cuMemcpyDtoHAsync", "");
+      LRRT_CUDA_CHECK_DEVICE(*this, "", cuMemcpyDtoHAsync(dst, d(src), size, copy_stream_));
       break;
     case CopyKind::DeviceToDevice:
-      LRRT_CU_DEVICE(*this, s.cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_), "cuMemcpyDtoDAsync", "");
+      LRRT_CUDA_CHECK_DEVICE(*this, "", cuMemcpyDtoDAsync(d(dst), d(src), size, copy_stream_));
       break;
   }
   synchronize_stream(copy_stream_, copy_stream_done_, "a blocking copy", [] { return std::string(); });

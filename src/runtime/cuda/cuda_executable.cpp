@@ -1,12 +1,11 @@
-// Modules from cubin, PTX (JIT-compiled by the driver, its log in the error)
-// and fatbin; kernels with their parameter layout from cuFuncGetParamInfo, or
-// from the image itself (cuda_inspect.cpp) on older drivers.
+#include "cuda_executable.hpp"
+
 #include <bit>
 #include <cstring>
 
 #include "code_object_format.hpp"
+#include "cuda_device.hpp"
 #include "cuda_inspect.hpp"
-#include "cuda_internal.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
@@ -102,7 +101,7 @@ Kernel& CudaModule::kernel(std::string_view name) {
     LRRT_THROW(LR_ERROR_NOT_FOUND, "no kernel '{}' in the module; it holds: {}", key,
                list.empty() ? "(none found)" : list);
   }
-  LRRT_CU_DEVICE(device_, r, fmt::format("cuModuleGetFunction('{}')", key), "");
+  if (r != CUDA_SUCCESS) device_.fail(r, fmt::format("cuModuleGetFunction('{}')", key), "", __FILE__, __LINE__);
   auto k = std::make_unique<CudaKernel>(device_, function, describe(function, key));
   Kernel& out = *k;
   kernels_.emplace(std::move(key), std::move(k));
@@ -192,12 +191,8 @@ void CudaKernel::ensure_dynamic_shared(uint32_t bytes) {
                "kernel '{}' asks for {} bytes of dynamic shared memory; with its {} static bytes "
                "that exceeds the {} bytes a block can have on {}",
                info_.name, bytes, info_.group_segment_size, limit, device_.description());
-  LRRT_CU_DEVICE(device_,
-                 cu().cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         static_cast<int>(bytes)),
-                 fmt::format("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={}) for '{}'", bytes,
-                             info_.name),
-                 "");
+  LRRT_CUDA_CHECK_DEVICE(device_, "", cuFuncSetAttribute(
+      function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)));
   dynamic_shared_limit_.store(bytes, std::memory_order_relaxed);
 }
 

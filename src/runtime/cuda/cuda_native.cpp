@@ -5,7 +5,7 @@
 // would write them.
 #include <vector>
 
-#include "cuda_internal.hpp"
+#include "cuda_device.hpp"
 #include "native_bench.hpp"
 
 namespace lrrt::rt::cuda {
@@ -17,8 +17,9 @@ class CudaNativeBaseline final : public NativeBaseline {
  public:
   explicit CudaNativeBaseline(CudaDevice& device) : device_(device) {
     device_.make_current();
-    LRRT_CU(cu().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    LRRT_CU(cu().cuEventCreate(&blocking_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
+                    cuEventCreate(&blocking_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
   }
   ~CudaNativeBaseline() override {
     const CudaSymbols& s = cu();
@@ -42,11 +43,11 @@ class CudaNativeBaseline final : public NativeBaseline {
     std::vector<std::byte> copy(image.begin(), image.end());
     copy.push_back(std::byte{0});
     CUmodule module = nullptr;
-    LRRT_CU(s.cuModuleLoadDataEx(&module, copy.data(), 0, nullptr, nullptr), "cuModuleLoadDataEx");
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuModuleLoadDataEx(&module, copy.data(), 0, nullptr, nullptr));
     modules_.push_back(module);
     CUfunction f = nullptr;
     std::string n(name);
-    LRRT_CU(s.cuModuleGetFunction(&f, module, n.c_str()), "cuModuleGetFunction");
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuModuleGetFunction(&f, module, n.c_str()));
     functions_.push_back(f);
     return static_cast<int>(functions_.size() - 1);
   }
@@ -56,15 +57,15 @@ class CudaNativeBaseline final : public NativeBaseline {
     size_t size = args.size();
     void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
                       CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    LRRT_CU(cu().cuLaunchKernel(functions_.at(static_cast<size_t>(kernel)), grid.x, grid.y, grid.z, block.x,
-                                block.y, block.z, 0, stream_, nullptr, size ? config : nullptr),
-            "cuLaunchKernel");
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
+                    cuLaunchKernel(functions_.at(static_cast<size_t>(kernel)), grid.x, grid.y, grid.z, block.x,
+                                   block.y, block.z, 0, stream_, nullptr, size ? config : nullptr));
   }
 
-  void synchronize() override { LRRT_CU(cu().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+  void synchronize() override { LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamSynchronize(stream_)); }
   bool synchronize_blocking() override {
-    LRRT_CU(cu().cuEventRecord(blocking_, stream_), "cuEventRecord");
-    LRRT_CU(cu().cuEventSynchronize(blocking_), "cuEventSynchronize(CU_EVENT_BLOCKING_SYNC)");
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuEventRecord(blocking_, stream_));
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuEventSynchronize(blocking_));
     return true;
   }
 
@@ -72,22 +73,22 @@ class CudaNativeBaseline final : public NativeBaseline {
     const CudaSymbols& s = cu();
     switch (kind) {
       case CopyKind::HostToDevice:
-        if (async) LRRT_CU(s.cuMemcpyHtoDAsync(dptr(dst), src, size, stream_), "cuMemcpyHtoDAsync");
+        if (async) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyHtoDAsync(dptr(dst), src, size, stream_));
         else {
           // From pageable memory cuMemcpyHtoD may return before the DMA
           // landed; wait for the legacy stream so both sides time a
           // completed copy.
-          LRRT_CU(s.cuMemcpyHtoD(dptr(dst), src, size), "cuMemcpyHtoD");
-          LRRT_CU(s.cuStreamSynchronize(nullptr), "cuStreamSynchronize(legacy stream)");
+          LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyHtoD(dptr(dst), src, size));
+          LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamSynchronize(nullptr));
         }
         return true;
       case CopyKind::DeviceToHost:
-        if (async) LRRT_CU(s.cuMemcpyDtoHAsync(dst, dptr(src), size, stream_), "cuMemcpyDtoHAsync");
-        else LRRT_CU(s.cuMemcpyDtoH(dst, dptr(src), size), "cuMemcpyDtoH");
+        if (async) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoHAsync(dst, dptr(src), size, stream_));
+        else LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoH(dst, dptr(src), size));
         return true;
       case CopyKind::DeviceToDevice:
-        if (async) LRRT_CU(s.cuMemcpyDtoDAsync(dptr(dst), dptr(src), size, stream_), "cuMemcpyDtoDAsync");
-        else LRRT_CU(s.cuMemcpyDtoD(dptr(dst), dptr(src), size), "cuMemcpyDtoD");
+        if (async) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoDAsync(dptr(dst), dptr(src), size, stream_));
+        else LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoD(dptr(dst), dptr(src), size));
         return true;
     }
     return false;
@@ -96,7 +97,7 @@ class CudaNativeBaseline final : public NativeBaseline {
   void* alloc_device(size_t size) override {
     device_.make_current();
     CUdeviceptr p = 0;
-    LRRT_CU(cu().cuMemAlloc(&p, size), "cuMemAlloc");
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuMemAlloc(&p, size));
     return reinterpret_cast<void*>(p);
   }
   void free_device(void* ptr) override {
@@ -105,7 +106,7 @@ class CudaNativeBaseline final : public NativeBaseline {
   void* alloc_pinned(size_t size) override {
     device_.make_current();
     void* p = nullptr;
-    LRRT_CU(cu().cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE));
     return p;
   }
   void free_pinned(void* ptr) override {

@@ -1,10 +1,11 @@
-// Queues are non-blocking CUDA streams; events are CUDA events with timing.
-// A launch is cuLaunchKernel with the caller's packed argument bytes as one
-// buffer (CU_LAUNCH_PARAM_BUFFER_POINTER), so a manifest's layout reaches the
-// kernel unchanged.
-#include <algorithm>
+#include "cuda_queue.hpp"
 
-#include "cuda_internal.hpp"
+#include <algorithm>
+#include <vector>
+
+#include "cuda_device.hpp"
+#include "cuda_event.hpp"
+#include "cuda_executable.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
@@ -23,68 +24,12 @@ std::string_view copy_name(CopyKind kind) {
 
 }  // namespace
 
-// ---------------------------------------------------------------- events
-
-CudaEvent::CudaEvent(CudaDevice& device) : device_(device) {
-  device_.make_current();
-  // Blocking-sync: a wait that outlasts the spin sleeps instead of spinning.
-  LRRT_CU(cu().cuEventCreate(&event_, CU_EVENT_BLOCKING_SYNC), "cuEventCreate");
-}
-
-CudaEvent::~CudaEvent() {
-  device_.make_current();
-  if (event_) cu().cuEventDestroy(event_);
-  if (start_) cu().cuEventDestroy(start_);
-}
-
-CUevent CudaEvent::start_event() {
-  if (!start_) LRRT_CU(cu().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
-  return start_;
-}
-
-void CudaEvent::synchronize() {
-  device_.make_current();
-  CudaWait target(event_, [&] {
-    return fmt::format("an event on {} (the last kernel launched there was {})", device_.description(),
-                       device_.last_kernel_name());
-  });
-  if (rt::wait(target) == WaitStatus::Complete) return;
-  LRRT_CU_DEVICE(device_, target.result(), "cuEventSynchronize", "");
-}
-
-bool CudaEvent::query() {
-  device_.make_current();
-  CUresult r = cu().cuEventQuery(event_);
-  if (r == CUDA_ERROR_NOT_READY) return false;
-  LRRT_CU_DEVICE(device_, r, "cuEventQuery", "");
-  return true;
-}
-
-uint64_t CudaEvent::elapsed_ns_since(const Event& start) const {
-  device_.make_current();
-  float ms = 0;
-  LRRT_CU_DEVICE(device_, cu().cuEventElapsedTime(&ms, as_cuda(start).event_, event_),
-                 "cuEventElapsedTime", "");
-  return static_cast<uint64_t>(std::max(0.0, double(ms) * 1e6 + 0.5));
-}
-
-uint64_t CudaEvent::duration_ns() const {
-  if (!timed_ || !start_)
-    throw std::logic_error("the event did not signal a launch or copy since it was last recorded");
-  device_.make_current();
-  float ms = 0;
-  LRRT_CU_DEVICE(device_, cu().cuEventElapsedTime(&ms, start_, event_), "cuEventElapsedTime", "");
-  return static_cast<uint64_t>(std::max(0.0, double(ms) * 1e6 + 0.5));
-}
-
-// ---------------------------------------------------------------- queues
-
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   device_.make_current();
-  LRRT_CU(cu().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   if (CUresult r = cu().cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
     cu().cuStreamDestroy(stream_);
-    LRRT_CU(r, "cuEventCreate");
+    throw_cu_error(r, LR_ERROR_RUNTIME, "cuEventCreate", __FILE__, __LINE__);
   }
 }
 
@@ -100,8 +45,7 @@ CudaQueue::~CudaQueue() {
 void CudaQueue::wait_events(EventList wait_for) {
   for (Event* e : wait_for) {
     if (!e) continue;
-    LRRT_CU_DEVICE(device_, cu().cuStreamWaitEvent(stream_, as_cuda(*e).event(), 0),
-                   "cuStreamWaitEvent", recent_kernels());
+    LRRT_CUDA_CHECK_DEVICE(device_, recent_kernels(), cuStreamWaitEvent(stream_, as_cuda(*e).event(), 0));
   }
 }
 
@@ -110,13 +54,13 @@ CudaEvent* CudaQueue::begin_operation(EventList wait_for, Event* signal) {
   if (!signal) return nullptr;
   CudaEvent* sig = &as_cuda(*signal);
   sig->set_timed(true);
-  LRRT_CU_DEVICE(device_, cu().cuEventRecord(sig->start_event(), stream_), "cuEventRecord", recent_kernels());
+  LRRT_CUDA_CHECK_DEVICE(device_, recent_kernels(), cuEventRecord(sig->start_event(), stream_));
   return sig;
 }
 
 void CudaQueue::end_operation(CudaEvent* signal) {
   if (signal)
-    LRRT_CU_DEVICE(device_, cu().cuEventRecord(signal->event(), stream_), "cuEventRecord", recent_kernels());
+    LRRT_CUDA_CHECK_DEVICE(device_, recent_kernels(), cuEventRecord(signal->event(), stream_));
 }
 
 std::string CudaQueue::recent_kernels() const {
@@ -166,7 +110,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
                                 size ? extra : nullptr);
   if (r != CUDA_SUCCESS) {
     if (cu_is_sticky_fault(r)) device_.fail(r, "cuLaunchKernel", recent_kernels(), __FILE__, __LINE__);
-    throw Error(cu_status(r) == LR_ERROR_RUNTIME ? LR_ERROR_INVALID_ARGUMENT : cu_status(r),
+    throw Error(cu_status(r, LR_ERROR_INVALID_ARGUMENT),
                 fmt::format("launching kernel '{}' (grid {}x{}x{}, block {}x{}x{}, {} bytes dynamic "
                             "shared memory, {} argument bytes) on {} failed: {} [at {}:{}]",
                             info.name, config.grid.x, config.grid.y, config.grid.z, config.block.x,
@@ -204,7 +148,7 @@ void CudaQueue::record(Event& event) {
   device_.make_current();
   CudaEvent& e = as_cuda(event);
   e.set_timed(false);
-  LRRT_CU_DEVICE(device_, cu().cuEventRecord(e.event(), stream_), "cuEventRecord", recent_kernels());
+  LRRT_CUDA_CHECK_DEVICE(device_, recent_kernels(), cuEventRecord(e.event(), stream_));
 }
 
 void CudaQueue::synchronize() {

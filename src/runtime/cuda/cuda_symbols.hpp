@@ -13,59 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "error.hpp"
-
-// Entry points the backend cannot work without.
-#define LRRT_CUDA_REQUIRED_SYMBOLS(X) \
-  X(cuDriverGetVersion)               \
-  X(cuGetErrorName)                   \
-  X(cuGetErrorString)                 \
-  X(cuDeviceGetCount)                 \
-  X(cuDeviceGet)                      \
-  X(cuDeviceGetName)                  \
-  X(cuDeviceGetAttribute)             \
-  X(cuDeviceTotalMem)                 \
-  X(cuDeviceGetPCIBusId)              \
-  X(cuDevicePrimaryCtxRetain)         \
-  X(cuDevicePrimaryCtxRelease)        \
-  X(cuCtxSetCurrent)                  \
-  X(cuCtxGetCurrent)                  \
-  X(cuCtxSynchronize)                 \
-  X(cuMemAlloc)                       \
-  X(cuMemFree)                        \
-  X(cuMemGetInfo)                     \
-  X(cuMemHostAlloc)                   \
-  X(cuMemFreeHost)                    \
-  X(cuMemcpyHtoD)                     \
-  X(cuMemcpyDtoH)                     \
-  X(cuMemcpyDtoD)                     \
-  X(cuMemcpyHtoDAsync)                \
-  X(cuMemcpyDtoHAsync)                \
-  X(cuMemcpyDtoDAsync)                \
-  X(cuStreamCreate)                   \
-  X(cuStreamDestroy)                  \
-  X(cuStreamSynchronize)              \
-  X(cuStreamQuery)                    \
-  X(cuStreamWaitEvent)                \
-  X(cuEventCreate)                    \
-  X(cuEventDestroy)                   \
-  X(cuEventRecord)                    \
-  X(cuEventSynchronize)               \
-  X(cuEventQuery)                     \
-  X(cuEventElapsedTime)               \
-  X(cuModuleLoadDataEx)               \
-  X(cuModuleUnload)                   \
-  X(cuModuleGetFunction)              \
-  X(cuFuncGetAttribute)               \
-  X(cuFuncSetAttribute)               \
-  X(cuLaunchKernel)
-
-// Entry points of newer drivers (12.3/12.4+); null when the driver lacks them.
-#define LRRT_CUDA_OPTIONAL_SYMBOLS(X) \
-  X(cuFuncGetParamInfo)               \
-  X(cuFuncGetName)                    \
-  X(cuModuleGetFunctionCount)         \
-  X(cuModuleEnumerateFunctions)
+#include "cuda_symbol_table.h"
 
 namespace lrrt::rt::cuda {
 
@@ -87,23 +35,4 @@ std::string load_cuda();
 // The loaded table; only valid after load_cuda() returned "".
 const CudaSymbols& cu();
 
-// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
-std::string cu_error_text(CUresult result);
-// The lr_status_t that describes a CUresult.
-lr_status_t cu_status(CUresult result);
-// True for the errors after which the context is unusable (sticky errors:
-// illegal address, launch failure, trap, ...).
-bool cu_is_sticky_fault(CUresult result);
-
-[[noreturn]] void throw_cu(CUresult result, std::string_view what, const char* file, int line);
-
 }  // namespace lrrt::rt::cuda
-
-// Throws lrrt::rt::Error naming the call, the CUDA error and the call site
-// when `call` does not return CUDA_SUCCESS.
-#define LRRT_CU(call, what)                                                   \
-  do {                                                                        \
-    CUresult lrrt_cu_result_ = (call);                                        \
-    if (lrrt_cu_result_ != CUDA_SUCCESS)                                      \
-      ::lrrt::rt::cuda::throw_cu(lrrt_cu_result_, (what), __FILE__, __LINE__); \
-  } while (0)

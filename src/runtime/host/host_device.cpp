@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "error.hpp"
+#include "host_event.hpp"
 #include "host_executable.hpp"
+#include "host_queue.hpp"
 
 namespace lrrt::rt::host {
 namespace {
@@ -44,8 +46,6 @@ void* aligned_allocation(size_t size, const char* what) {
   return p;
 }
 
-}  // namespace
-
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -68,11 +68,7 @@ uint64_t physical_memory_bytes() {
   return pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
 }
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
+}  // namespace
 
 HostDevice::HostDevice() : pool_(core_count()) {
   properties_.backend = "host";

@@ -1,59 +1,13 @@
 #include "host_executable.hpp"
 
-#include <dlfcn.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <utility>
-
-#include <fmt/format.h>
-
 #include "code_object_format.hpp"
 #include "error.hpp"
 
 namespace lrrt::rt::host {
 namespace {
 
-// Writes the image to an anonymous in-memory file and dlopens it: the loader
-// needs a path, the ABI hands us bytes. The file descriptor stays open while
-// the library is loaded: glibc matches already-loaded libraries by path, so
-// "/proc/self/fd/N" must not name another image meanwhile.
-void* dlopen_image(std::span<const std::byte> image, int& fd_out, std::string& path_out) {
-  int fd = memfd_create("lrrt-host-code-object", MFD_CLOEXEC);
-  if (fd < 0) LRRT_THROW_AT(LR_ERROR_RUNTIME, "memfd_create failed: {}", std::strerror(errno));
-  size_t written = 0;
-  while (written < image.size()) {
-    ssize_t n = ::write(fd, image.data() + written, image.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      LRRT_THROW_AT(LR_ERROR_RUNTIME, "writing the code object to memory failed: {}", std::strerror(err));
-    }
-    written += static_cast<size_t>(n);
-  }
-  std::string path = fmt::format("/proc/self/fd/{}", fd);
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    std::string error = dlerror();
-    ::close(fd);
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "the host shared object cannot be loaded: {}", error);
-  }
-  fd_out = fd;
-  path_out = std::move(path);
-  return handle;
-}
-
-const lrrt_host_library_t* query_library(void* handle) {
-  auto query = reinterpret_cast<lrrt_host_library_query_fn_t>(dlsym(handle, LRRT_HOST_LIBRARY_QUERY_SYMBOL));
-  if (!query)
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE,
-               "the shared object exports no {}: it was not built as an lrrt host kernel library "
-               "(see include/lrrt/host_kernel_abi.h)",
-               LRRT_HOST_LIBRARY_QUERY_SYMBOL);
-  const lrrt_host_library_t* lib = query(LRRT_HOST_ABI_VERSION);
+const lrrt_host_library_t* query_library(const HostSymbols& symbols) {
+  const lrrt_host_library_t* lib = symbols.lrrt_host_library_query(LRRT_HOST_ABI_VERSION);
   if (!lib || lib->abi_version != LRRT_HOST_ABI_VERSION)
     LRRT_THROW(LR_ERROR_INVALID_IMAGE, "the host kernel library does not support host ABI version {}",
                LRRT_HOST_ABI_VERSION);
@@ -62,12 +16,14 @@ const lrrt_host_library_t* query_library(void* handle) {
   return lib;
 }
 
-void require_host_image(std::span<const std::byte> image) {
+// The image, once it is known to be a host shared object.
+std::span<const std::byte> host_image(std::span<const std::byte> image) {
   auto format = detect_code_object_format(image);
   if (format != CodeObjectFormat::HostSharedObject)
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
                "the code object is {}; the host device runs host shared objects (*.host.so)",
                describe_code_object(image));
+  return image;
 }
 
 }  // namespace
@@ -94,38 +50,14 @@ HostKernel::HostKernel(const lrrt_host_kernel_t& desc) : entry_(desc.entry) {
   }
 }
 
-HostModule::HostModule(std::span<const std::byte> image) {
-  require_host_image(image);
-  handle_ = dlopen_image(image, fd_, path_);
-  try {
-    const lrrt_host_library_t* lib = query_library(handle_);
-    for (uint32_t i = 0; i < lib->kernel_count; ++i) {
-      const auto& k = lib->kernels[i];
-      if (!k.name || !k.entry)
-        LRRT_THROW(LR_ERROR_INVALID_IMAGE, "kernel table entry {} has no name or entry point", i);
-      kernels_.emplace(k.name, std::make_unique<HostKernel>(k));
-    }
-  } catch (...) {
-    unload();
-    throw;
+HostModule::HostModule(std::span<const std::byte> image) : library_(host_image(image)) {
+  const lrrt_host_library_t* lib = query_library(library_.symbols());
+  for (uint32_t i = 0; i < lib->kernel_count; ++i) {
+    const auto& k = lib->kernels[i];
+    if (!k.name || !k.entry)
+      LRRT_THROW(LR_ERROR_INVALID_IMAGE, "kernel table entry {} has no name or entry point", i);
+    kernels_.emplace(k.name, std::make_unique<HostKernel>(k));
   }
-}
-
-HostModule::~HostModule() {
-  kernels_.clear();
-  unload();
-}
-
-void HostModule::unload() {
-  if (!handle_) return;
-  dlclose(std::exchange(handle_, nullptr));
-  // A library with unique symbols is never unloaded (glibc marks it
-  // NODELETE); then its path must stay reserved, so the descriptor is kept.
-  if (void* still = dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-    dlclose(still);
-    return;
-  }
-  ::close(fd_);
 }
 
 Kernel& HostModule::kernel(std::string_view name) {

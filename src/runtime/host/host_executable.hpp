@@ -1,5 +1,6 @@
-// A host code object: a shared object exporting lrrt_host_library_query,
-// loaded from memory (memfd + dlopen) so every backend loads from bytes.
+// A host code object: a shared object exporting lrrt_host_library_query
+// (host_symbols.hpp loads it from bytes, as every backend loads), and the
+// kernels of its table.
 #pragma once
 
 #include <map>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "host_symbols.hpp"
 #include "lrrt/host_kernel_abi.h"
 
 namespace lrrt::rt::host {
@@ -25,15 +27,11 @@ class HostKernel final : public Kernel {
 class HostModule final : public Module {
  public:
   explicit HostModule(std::span<const std::byte> image);
-  ~HostModule() override;
   Kernel& kernel(std::string_view name) override;
   std::vector<std::string> kernel_names() const override;
 
  private:
-  void unload();
-  void* handle_ = nullptr;
-  int fd_ = -1;
-  std::string path_;
+  HostLibrary library_;  // outlives the kernels, whose entries point into it
   std::map<std::string, std::unique_ptr<HostKernel>, std::less<>> kernels_;
 };
 

@@ -1,13 +1,14 @@
+#include "host_queue.hpp"
+
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
 #include <mutex>
 
-#include <fmt/format.h>
-
 #include "error.hpp"
 #include "host_device.hpp"
 #include "host_executable.hpp"
+#include "host_status.hpp"
 #include "wait.hpp"
 
 namespace lrrt::rt::host {
@@ -63,16 +64,9 @@ void install_fault_handlers() {
   });
 }
 
-struct Fault {
-  int signal = 0;
-  void* address = nullptr;
-  int code = 0;  // non-zero return code of the entry
-  uint64_t workgroup = 0;
-};
-
 // Runs workgroups [begin, end) of a dispatch; returns false on a fault.
 bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_t& dispatch,
-                    uint64_t begin, uint64_t end, uint32_t participant, Fault& fault,
+                    uint64_t begin, uint64_t end, uint32_t participant, KernelFault& fault,
                     std::mutex& fault_mutex) {
   thread_local std::unique_ptr<std::byte[]> scratch;
   thread_local size_t scratch_size = 0;
@@ -96,7 +90,7 @@ bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_
     // Came back from the fault handler. The signal is blocked no longer
     // (SA_NODEFER), so nothing to restore.
     std::lock_guard lock(fault_mutex);
-    if (!fault.signal && !fault.code) {
+    if (!fault.failed()) {
       fault.signal = t_fault_signal;
       fault.address = t_fault_address;
       fault.workgroup = current;
@@ -113,7 +107,7 @@ bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_
     if (rc != 0) {
       t_fault_jump = nullptr;
       std::lock_guard lock(fault_mutex);
-      if (!fault.signal && !fault.code) {
+      if (!fault.failed()) {
         fault.code = rc;
         fault.workgroup = i;
       }
@@ -122,11 +116,6 @@ bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_
   }
   t_fault_jump = nullptr;
   return true;
-}
-
-std::string workgroup_coords(const lrrt_host_dispatch_state_t& d, uint64_t i) {
-  uint64_t nx = d.workgroup_count[0], ny = d.workgroup_count[1];
-  return fmt::format("({}, {}, {})", i % nx, (i / nx) % ny, i / (nx * ny));
 }
 
 }  // namespace
@@ -208,18 +197,12 @@ void HostQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
   submit(
       [=]() mutable {
         dispatch.kernargs = kernargs.get();
-        Fault fault;
+        KernelFault fault;
         std::mutex fault_mutex;
         device->pool().parallel_for(groups, [&](uint64_t begin, uint64_t end, uint32_t participant) {
           return run_workgroups(entry, dispatch, begin, end, participant, fault, fault_mutex);
         });
-        if (fault.signal)
-          LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' faulted: {} at address {} in workgroup {}", name,
-                     strsignal(fault.signal), fault.address, workgroup_coords(dispatch, fault.workgroup));
-        if (fault.code)
-          LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' failed with code {} in workgroup {}{}", name,
-                     fault.code, workgroup_coords(dispatch, fault.workgroup),
-                     fault.code == -1 ? " (it threw a C++ exception)" : "");
+        if (fault.failed()) throw_kernel_fault(name, fault, dispatch);
       },
       wait_for, signal);
 }
@@ -292,40 +275,8 @@ void HostQueue::worker_main() {
   }
 }
 
-namespace {
-
-// A condition guarded by a mutex and signalled on a condition variable, as
-// rt::wait sees it. The host caps the spin at 50 us: here a spinning waiter
-// takes a core from the device itself.
-template <typename Done>
-class ConditionWait final : public Waitable {
- public:
-  ConditionWait(std::mutex& mutex, std::condition_variable& cv, Done done, const char* what)
-      : mutex_(mutex), cv_(cv), done_(std::move(done)), what_(what) {}
-  WaitStatus poll() override {
-    std::lock_guard lock(mutex_);
-    return done_() ? WaitStatus::Complete : WaitStatus::Pending;
-  }
-  WaitStatus block(std::chrono::nanoseconds limit) override {
-    std::unique_lock lock(mutex_);
-    if (limit == kForever) cv_.wait(lock, done_);
-    else if (!cv_.wait_for(lock, limit, done_)) return WaitStatus::Pending;
-    return WaitStatus::Complete;
-  }
-  std::chrono::microseconds max_spin() const override { return std::chrono::microseconds(50); }
-  std::string describe() const override { return what_; }
-
- private:
-  std::mutex& mutex_;
-  std::condition_variable& cv_;
-  Done done_;
-  const char* what_;
-};
-
-}  // namespace
-
 void HostQueue::synchronize() {
-  ConditionWait idle(mutex_, idle_cv_, [&] { return pending_.empty() && !busy_; }, "the host queue");
+  ConditionWait idle(mutex_, idle_cv_, [&] { return pending_.empty() && !busy_; }, "the host queue", kMaxWaitSpin);
   rt::wait(idle);
   std::lock_guard lock(mutex_);
   if (error_) {
@@ -333,76 +284,6 @@ void HostQueue::synchronize() {
     std::exception_ptr error = std::exchange(error_, nullptr);
     std::rethrow_exception(error);
   }
-}
-
-// ---- HostEvent --------------------------------------------------------------
-
-uint64_t HostEvent::arm() {
-  std::lock_guard lock(mutex_);
-  return ++armed_;
-}
-
-uint64_t HostEvent::armed_generation() {
-  std::lock_guard lock(mutex_);
-  return armed_;
-}
-
-void HostEvent::complete(uint64_t generation, uint64_t start_ns, uint64_t end_ns, std::exception_ptr error) {
-  {
-    std::lock_guard lock(mutex_);
-    if (generation < completed_) return;
-    completed_ = generation;
-    start_ns_ = start_ns;
-    end_ns_ = end_ns;
-    error_ = error;
-  }
-  cv_.notify_all();
-}
-
-std::exception_ptr HostEvent::wait(uint64_t generation) {
-  std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return completed_ >= generation; });
-  return generation ? error_ : nullptr;
-}
-
-void HostEvent::synchronize() {
-  uint64_t target;
-  {
-    std::lock_guard lock(mutex_);
-    target = armed_;
-  }
-  ConditionWait done(mutex_, cv_, [&] { return completed_ >= target; }, "an event on the host device");
-  rt::wait(done);
-  std::lock_guard lock(mutex_);
-  if (target && error_) std::rethrow_exception(error_);
-}
-
-bool HostEvent::query() {
-  std::lock_guard lock(mutex_);
-  return completed_ >= armed_;
-}
-
-uint64_t HostEvent::elapsed_ns_since(const Event& start_event) const {
-  const auto& start = static_cast<const HostEvent&>(start_event);
-  uint64_t t0, t1;
-  {
-    std::lock_guard lock(start.mutex_);
-    if (start.completed_ < start.armed_ || !start.completed_)
-      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "start event has not completed");
-    t0 = start.end_ns_;
-  }
-  {
-    std::lock_guard lock(mutex_);
-    if (completed_ < armed_ || !completed_) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "end event has not completed");
-    t1 = end_ns_;
-  }
-  return t1 >= t0 ? t1 - t0 : 0;
-}
-
-uint64_t HostEvent::duration_ns() const {
-  std::lock_guard lock(mutex_);
-  if (completed_ < armed_ || !completed_) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event has not completed");
-  return end_ns_ - start_ns_;
 }
 
 }  // namespace lrrt::rt::host

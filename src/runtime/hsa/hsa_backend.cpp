@@ -2,10 +2,7 @@
 // agent becomes a device.
 #include <sys/stat.h>
 
-#include <cstdlib>
-
-#include "hsa_internal.hpp"
-#include "runtime.hpp"
+#include "hsa_device.hpp"
 
 namespace lrrt::rt {
 namespace hsa {
@@ -48,14 +45,14 @@ class HsaBackend final : public Backend {
  private:
   BackendStatus do_initialize() {
     auto ctx = std::make_shared<Context>();
-    std::string why = load_api(ctx->api);
+    std::string why = load_hsa_symbols(ctx->api);
     if (!why.empty()) return {false, why};
-    const Api& api = ctx->api;
+    const HsaSymbols& api = ctx->api;
     hsa_status_t st = api.hsa_init();
     if (st != HSA_STATUS_SUCCESS) {
       struct stat sb;
       bool kfd = ::stat("/dev/kfd", &sb) == 0;
-      std::string msg = fmt::format("hsa_init in {} failed: {}", api.path, api.describe(st));
+      std::string msg = fmt::format("hsa_init in {} failed: {}", api.library_name, hsa_error_text(api, st));
       if (!kfd) msg += "; /dev/kfd is missing, so this machine has no usable AMD GPU driver";
       else if (st == HSA_STATUS_ERROR_OUT_OF_RESOURCES)
         msg += "; check that this user may open /dev/kfd and /dev/dri (groups video, render)";
@@ -72,13 +69,13 @@ class HsaBackend final : public Backend {
       ctx->timestamp_frequency = freq;
     st = api.hsa_iterate_agents(collect_agent, ctx.get());
     if (st != HSA_STATUS_SUCCESS)
-      return {false, fmt::format("hsa_iterate_agents failed: {}", api.describe(st))};
+      return {false, fmt::format("hsa_iterate_agents failed: {}", hsa_error_text(api, st))};
     if (ctx->gpu_agents.empty())
-      return {false, fmt::format("{} ({}) initialised but found no GPU agent", api.path,
+      return {false, fmt::format("{} ({}) initialised but found no GPU agent", api.library_name,
                                  ctx->version)};
     if (ctx->cpu_agent.handle == 0)
       return {false, fmt::format("{} reported no CPU agent, so there is no host memory pool",
-                                 api.path)};
+                                 api.library_name)};
     std::string names;
     for (auto a : ctx->gpu_agents) {
       char name[64] = {};
@@ -86,7 +83,7 @@ class HsaBackend final : public Backend {
       names += (names.empty() ? "" : ", ") + std::string(name);
     }
     ctx_ = std::move(ctx);
-    return {true, fmt::format("{} from {}; {} GPU agent(s): {}", ctx_->version, ctx_->api.path,
+    return {true, fmt::format("{} from {}; {} GPU agent(s): {}", ctx_->version, ctx_->api.library_name,
                               ctx_->gpu_agents.size(), names)};
   }
 
@@ -94,11 +91,6 @@ class HsaBackend final : public Backend {
 };
 
 }  // namespace
-
-Context::~Context() {
-  if (initialized && api.hsa_shut_down) api.hsa_shut_down();
-  // The library stays loaded: ROCr's own threads may still be unwinding.
-}
 
 }  // namespace hsa
 

@@ -1,20 +1,22 @@
-// An HSA GPU agent: properties, memory pools, signals, events.
+#include "hsa_device.hpp"
+
 #include <cstring>
 
-#include "hsa_internal.hpp"
-#include "wait.hpp"
+#include "hsa_event.hpp"
+#include "hsa_executable.hpp"
+#include "hsa_queue.hpp"
 
 namespace lrrt::rt::hsa {
 namespace {
 
 struct PoolSearch {
-  const Api* api;
+  const HsaSymbols* api;
   hsa_amd_memory_pool_t device{0}, fine{0}, kernarg{0}, group{0};
 };
 
 hsa_status_t find_pool(hsa_amd_memory_pool_t pool, void* data) {
   auto* s = static_cast<PoolSearch*>(data);
-  const Api& api = *s->api;
+  const HsaSymbols& api = *s->api;
   hsa_amd_segment_t segment;
   if (api.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment) !=
       HSA_STATUS_SUCCESS)
@@ -38,7 +40,7 @@ hsa_status_t find_pool(hsa_amd_memory_pool_t pool, void* data) {
 }
 
 hsa_status_t collect_isa(hsa_isa_t isa, void* data) {
-  auto* self = static_cast<std::pair<const Api*, std::vector<std::string>*>*>(data);
+  auto* self = static_cast<std::pair<const HsaSymbols*, std::vector<std::string>*>*>(data);
   uint32_t len = 0;
   if (self->first->hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &len) != HSA_STATUS_SUCCESS)
     return HSA_STATUS_SUCCESS;
@@ -50,7 +52,7 @@ hsa_status_t collect_isa(hsa_isa_t isa, void* data) {
   return HSA_STATUS_SUCCESS;
 }
 
-uint64_t pool_size(const Api& api, hsa_amd_memory_pool_t pool) {
+uint64_t pool_size(const HsaSymbols& api, hsa_amd_memory_pool_t pool) {
   size_t size = 0;
   if (pool.handle) api.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
   return size;
@@ -58,11 +60,16 @@ uint64_t pool_size(const Api& api, hsa_amd_memory_pool_t pool) {
 
 }  // namespace
 
+Context::~Context() {
+  if (initialized && api.hsa_shut_down) api.hsa_shut_down();
+  // The library stays loaded: ROCr's own threads may still be unwinding.
+}
+
 Signal::~Signal() { device->release_signal(handle); }
 
 HsaDevice::HsaDevice(std::shared_ptr<Context> ctx, hsa_agent_t agent, uint32_t ordinal)
     : ctx_(std::move(ctx)), agent_(agent) {
-  const Api& api = ctx_->api;
+  const HsaSymbols& api = ctx_->api;
   char name[64] = {};
   char product[64] = {};
   api.hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, name);
@@ -71,7 +78,7 @@ HsaDevice::HsaDevice(std::shared_ptr<Context> ctx, hsa_agent_t agent, uint32_t o
   props_.backend = "hsa";
   props_.arch = name;
   props_.name = product[0] ? product : name;
-  std::pair<const Api*, std::vector<std::string>*> isa_search{&api, &props_.isas};
+  std::pair<const HsaSymbols*, std::vector<std::string>*> isa_search{&api, &props_.isas};
   api.hsa_agent_iterate_isas(agent, collect_isa, &isa_search);
   target_ = amdgpu::parse_target_id(props_.isas.empty() ? props_.arch : props_.isas.front());
 
@@ -117,7 +124,7 @@ HsaDevice::HsaDevice(std::shared_ptr<Context> ctx, hsa_agent_t agent, uint32_t o
                   {"queue max size", std::to_string(queue_max)},
                   {"max clock MHz", std::to_string(clock)},
                   {"chip id", fmt::format("0x{:x}", chip)},
-                  {"runtime", ctx_->version + " (" + api.path + ")"}};
+                  {"runtime", ctx_->version + " (" + api.library_name + ")"}};
 
   // Copy timestamps for Event::duration_ns; failure only loses timing.
   api.hsa_amd_profiling_async_copy_enable(true);
@@ -137,12 +144,12 @@ void* HsaDevice::allocate(size_t size) {
                       ? LR_ERROR_OUT_OF_MEMORY
                       : LR_ERROR_RUNTIME,
                   "cannot allocate {} bytes of {} device memory (pool size {} bytes): {}", size,
-                  props_.arch, props_.memory_bytes, api().describe(st));
+                  props_.arch, props_.memory_bytes, hsa_error_text(api(), st));
   return p;
 }
 
 void HsaDevice::free(void* ptr) {
-  if (ptr) LRRT_HSA_CHECK(api(), LR_ERROR_INVALID_ARGUMENT, hsa_amd_memory_pool_free, ptr);
+  if (ptr) LRRT_HSA_CHECK(api(), LR_ERROR_INVALID_ARGUMENT, hsa_amd_memory_pool_free(ptr));
 }
 
 void* HsaDevice::do_allocate_host(size_t size) {
@@ -150,18 +157,18 @@ void* HsaDevice::do_allocate_host(size_t size) {
   hsa_status_t st = api().hsa_amd_memory_pool_allocate(host_pool_, size ? size : 1, 0, &p);
   if (st != HSA_STATUS_SUCCESS || !p)
     LRRT_THROW_AT(LR_ERROR_OUT_OF_MEMORY, "cannot allocate {} bytes of pinned host memory: {}",
-                  size, api().describe(st));
+                  size, hsa_error_text(api(), st));
   st = api().hsa_amd_agents_allow_access(1, &agent_, nullptr, p);
   if (st != HSA_STATUS_SUCCESS) {
     api().hsa_amd_memory_pool_free(p);
     LRRT_THROW_AT(LR_ERROR_RUNTIME, "hsa_amd_agents_allow_access for {} failed: {}", props_.arch,
-                  api().describe(st));
+                  hsa_error_text(api(), st));
   }
   return p;
 }
 
 void HsaDevice::do_free_host(void* ptr) {
-  LRRT_HSA_CHECK(api(), LR_ERROR_INVALID_ARGUMENT, hsa_amd_memory_pool_free, ptr);
+  LRRT_HSA_CHECK(api(), LR_ERROR_INVALID_ARGUMENT, hsa_amd_memory_pool_free(ptr));
 }
 
 void* HsaDevice::allocate_staging(size_t size) { return allocate_host(size); }
@@ -172,7 +179,7 @@ void* HsaDevice::allocate_kernarg(size_t size) {
   hsa_status_t st = api().hsa_amd_memory_pool_allocate(kernarg_pool_, size, 0, &p);
   if (st != HSA_STATUS_SUCCESS || !p)
     LRRT_THROW_AT(LR_ERROR_OUT_OF_MEMORY, "cannot allocate {} bytes of kernarg memory: {}", size,
-                  api().describe(st));
+                  hsa_error_text(api(), st));
   api().hsa_amd_agents_allow_access(1, &agent_, nullptr, p);
   return p;
 }
@@ -193,7 +200,7 @@ SignalRef HsaDevice::acquire_signal() {
   if (s.handle) {
     api().hsa_signal_store_relaxed(s, 1);
   } else {
-    LRRT_HSA_CHECK(api(), LR_ERROR_RUNTIME, hsa_signal_create, 1, 0, nullptr, &s);
+    LRRT_HSA_CHECK(api(), LR_ERROR_RUNTIME, hsa_signal_create(1, 0, nullptr, &s));
   }
   return SignalRef(new Signal{this, s});
 }
@@ -207,129 +214,6 @@ std::unique_ptr<Queue> HsaDevice::create_queue() { return std::make_unique<HsaQu
 std::unique_ptr<Event> HsaDevice::create_event() { return std::make_unique<HsaEvent>(*this); }
 std::unique_ptr<Module> HsaDevice::load_module(std::span<const std::byte> image) {
   return std::make_unique<HsaModule>(*this, image);
-}
-
-// ------------------------------------------------------------------ events
-
-namespace {
-
-// A completion signal as rt::wait sees it: complete below 1; failed when its
-// queue reported an error (the signal may then never move).
-class SignalWait final : public Waitable {
- public:
-  SignalWait(const Context& ctx, hsa_signal_t signal, const QueueErrorState* error, const std::string& what)
-      : ctx_(ctx), signal_(signal), error_(error), what_(what) {}
-
-  WaitStatus poll() override {
-    if (ctx_.api.hsa_signal_load_relaxed(signal_) < 1) {
-      std::atomic_thread_fence(std::memory_order_acquire);  // as an scacquire load
-      return WaitStatus::Complete;
-    }
-    return status_after_wait();
-  }
-  // ROCr's own active wait for the spin, its blocked wait for the slices.
-  WaitStatus spin(std::chrono::nanoseconds limit) override {
-    if (limit.count() <= 0) return poll();
-    return wait_in(HSA_WAIT_STATE_ACTIVE, limit);
-  }
-  WaitStatus block(std::chrono::nanoseconds limit) override { return wait_in(HSA_WAIT_STATE_BLOCKED, limit); }
-  std::chrono::nanoseconds slice() const override { return std::chrono::milliseconds(5); }
-  std::string describe() const override {
-    return fmt::format("{} (its completion signal is still {})", what_, ctx_.api.hsa_signal_load_relaxed(signal_));
-  }
-
- private:
-  WaitStatus wait_in(hsa_wait_state_t state, std::chrono::nanoseconds limit) {
-    uint64_t ticks = limit == kForever ? UINT64_MAX
-                                       : std::max<uint64_t>(1, uint64_t(double(ctx_.timestamp_frequency) *
-                                                                        double(limit.count()) / 1e9));
-    if (ctx_.api.hsa_signal_wait_scacquire(signal_, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
-      return WaitStatus::Complete;
-    return status_after_wait();
-  }
-  WaitStatus status_after_wait() const {
-    return error_ && error_->failed.load(std::memory_order_acquire) ? WaitStatus::Failed : WaitStatus::Pending;
-  }
-
-  const Context& ctx_;
-  hsa_signal_t signal_;
-  const QueueErrorState* error_;
-  const std::string& what_;
-};
-
-}  // namespace
-
-void wait_signal(const Context& ctx, hsa_signal_t signal, const QueueErrorState* error, const std::string& what) {
-  SignalWait target(ctx, signal, error, what);
-  rt::wait(target);  // a failure is the caller's to report
-}
-
-hsa_signal_t HsaEvent::arm(Kind kind, hsa_queue_t* queue, std::shared_ptr<QueueErrorState> error,
-                           std::string what) {
-  keep_.clear();
-  sig_ = device_.acquire_signal();
-  kind_ = kind;
-  queue_ = queue;
-  error_ = std::move(error);
-  what_ = std::move(what);
-  return sig_->handle;
-}
-
-void HsaEvent::synchronize() {
-  if (!sig_) return;
-  wait_signal(device_.context(), sig_->handle, error_.get(), what_);
-  if (error_ && error_->failed.load() && device_.api().hsa_signal_load_relaxed(sig_->handle) > 0)
-    LRRT_THROW(LR_ERROR_KERNEL_FAULT,
-               "the hsa queue that {} was submitted to failed ({}); synchronize the queue for "
-               "the faulting kernel",
-               what_, device_.api().describe(hsa_status_t(error_->status.load())));
-}
-
-bool HsaEvent::query() {
-  return !sig_ || device_.api().hsa_signal_load_relaxed(sig_->handle) < 1;
-}
-
-uint64_t HsaEvent::end_ticks() const {
-  const Api& api = device_.api();
-  if (!sig_) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the event was never recorded");
-  if (kind_ == Kind::Copy) {
-    hsa_amd_profiling_async_copy_time_t t{};
-    LRRT_HSA_CHECK(api, LR_ERROR_NOT_SUPPORTED, hsa_amd_profiling_get_async_copy_time,
-                   sig_->handle, &t);
-    return t.end;
-  }
-  hsa_amd_profiling_dispatch_time_t t{};
-  LRRT_HSA_CHECK(api, LR_ERROR_NOT_SUPPORTED, hsa_amd_profiling_get_dispatch_time,
-                 device_.agent(), sig_->handle, &t);
-  return t.end;
-}
-
-uint64_t HsaEvent::elapsed_ns_since(const Event& start) const {
-  const auto& s = dynamic_cast<const HsaEvent&>(start);
-  uint64_t a = s.end_ticks(), b = end_ticks();
-  uint64_t ticks = b > a ? b - a : 0;
-  return uint64_t(double(ticks) * 1e9 / double(device_.context().timestamp_frequency));
-}
-
-uint64_t HsaEvent::duration_ns() const {
-  const Api& api = device_.api();
-  if (!sig_) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the event was never recorded");
-  uint64_t start = 0, end = 0;
-  if (kind_ == Kind::Copy) {
-    hsa_amd_profiling_async_copy_time_t t{};
-    LRRT_HSA_CHECK(api, LR_ERROR_NOT_SUPPORTED, hsa_amd_profiling_get_async_copy_time,
-                   sig_->handle, &t);
-    start = t.start, end = t.end;
-  } else if (kind_ == Kind::Dispatch) {
-    hsa_amd_profiling_dispatch_time_t t{};
-    LRRT_HSA_CHECK(api, LR_ERROR_NOT_SUPPORTED, hsa_amd_profiling_get_dispatch_time,
-                   device_.agent(), sig_->handle, &t);
-    start = t.start, end = t.end;
-  } else {
-    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "the event marks a point, not an operation with a duration");
-  }
-  uint64_t ticks = end > start ? end - start : 0;
-  return uint64_t(double(ticks) * 1e9 / double(device_.context().timestamp_frequency));
 }
 
 }  // namespace lrrt::rt::hsa

@@ -1,14 +1,14 @@
-// Code objects → HSA executables: HSACO or clang offload bundle, checked
-// against the agent's ISA, loaded through a code object reader; kernels
-// described by the metadata note and the loader's symbol information.
+// Kernels are described by the code object's metadata note and the loader's
+// symbol information.
+#include "hsa_executable.hpp"
+
 #include "code_object_format.hpp"
-#include "hsa_internal.hpp"
 #include "offload_bundle.hpp"
 
 namespace lrrt::rt::hsa {
 
 HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : device_(device) {
-  const Api& api = device.api();
+  const HsaSymbols& api = device.api();
   const auto& agent_target = device.target();
   std::span<const std::byte> elf = image;
   auto format = detect_code_object_format(image);
@@ -30,30 +30,30 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
   // The reader may refer to the bytes until the executable is destroyed.
   image_.assign(elf.begin(), elf.end());
 
-  LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_code_object_reader_create_from_memory,
-                 image_.data(), image_.size(), &reader_);
+  LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_code_object_reader_create_from_memory(
+      image_.data(), image_.size(), &reader_));
   try {
-    LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_create_alt, HSA_PROFILE_FULL,
-                   HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr, &executable_);
-    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_load_agent_code_object,
-                   executable_, device.agent(), reader_, nullptr, nullptr);
-    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze, executable_, nullptr);
+    LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_create_alt(
+        HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr, &executable_));
+    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_load_agent_code_object(
+        executable_, device.agent(), reader_, nullptr, nullptr));
+    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze(executable_, nullptr));
     hsa_agent_t agent = device.agent();
     for (auto& info : co.kernels) {
       auto k = std::make_unique<HsaKernel>();
       std::string symbol = info.symbol.empty() ? info.name + ".kd" : info.symbol;
       hsa_executable_symbol_t sym;
-      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_get_symbol_by_name, executable_,
-                     symbol.c_str(), &agent, &sym);
+      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_get_symbol_by_name(
+          executable_, symbol.c_str(), &agent, &sym));
       uint32_t kernarg = 0, group = 0, priv = 0;
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
-                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->kernel_object);
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
-                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg);
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
-                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group);
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info, sym,
-                     HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &priv);
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->kernel_object));
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg));
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group));
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &priv));
       k->kernarg_size = std::max(kernarg, info.kernarg_size);
       k->group_segment_size = std::max(group, info.group_segment_size);
       k->private_segment_size = std::max(priv, info.private_segment_size);
@@ -69,7 +69,7 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
 }
 
 HsaModule::~HsaModule() {
-  const Api& api = device_.api();
+  const HsaSymbols& api = device_.api();
   if (executable_.handle) api.hsa_executable_destroy(executable_);
   if (reader_.handle) api.hsa_code_object_reader_destroy(reader_);
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "aql.hpp"
-#include "hsa_internal.hpp"
+#include "hsa_executable.hpp"
 #include "kernargs.hpp"
 #include "native_bench.hpp"
 
@@ -22,11 +22,12 @@ constexpr size_t kKernargBytes = 512;
 class HsaNativeBaseline final : public NativeBaseline {
  public:
   explicit HsaNativeBaseline(HsaDevice& device) : device_(device), api_(device.api()) {
-    LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create, device_.agent(), device_.queue_size(),
-                   HSA_QUEUE_TYPE_SINGLE, nullptr, nullptr, UINT32_MAX, UINT32_MAX, &queue_);
+    LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create(device_.agent(), device_.queue_size(),
+                                                            HSA_QUEUE_TYPE_SINGLE, nullptr, nullptr,
+                                                            UINT32_MAX, UINT32_MAX, &queue_));
     kernargs_ = static_cast<std::byte*>(device_.allocate_kernarg(kSlots * kKernargBytes));
     signals_.resize(kSlots);
-    for (auto& s : signals_) LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create, 0, 0, nullptr, &s);
+    for (auto& s : signals_) LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create(0, 0, nullptr, &s));
   }
   ~HsaNativeBaseline() override {
     try {
@@ -110,7 +111,7 @@ class HsaNativeBaseline final : public NativeBaseline {
       signal = free_copy_signals_.back();
       free_copy_signals_.pop_back();
     } else {
-      LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create, 1, 0, nullptr, &signal);
+      LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create(1, 0, nullptr, &signal));
       copy_signals_.push_back(signal);
     }
     api_.hsa_signal_store_relaxed(signal, 1);
@@ -119,8 +120,8 @@ class HsaNativeBaseline final : public NativeBaseline {
     hsa_agent_t src_agent = kind == CopyKind::HostToDevice ? cpu : gpu;
     // In order with earlier dispatches, as the lrrt queue is.
     uint32_t ndeps = last_.handle && api_.hsa_signal_load_relaxed(last_) > 0 ? 1 : 0;
-    LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_amd_memory_async_copy, dst, dst_agent, src, src_agent, size,
-                   ndeps, ndeps ? &last_ : nullptr, signal);
+    LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_amd_memory_async_copy(
+        dst, dst_agent, src, src_agent, size, ndeps, ndeps ? &last_ : nullptr, signal));
     if (async) {
       pending_copies_.push_back(signal);
     } else {
@@ -141,7 +142,7 @@ class HsaNativeBaseline final : public NativeBaseline {
     }
   }
   HsaDevice& device_;
-  const Api& api_;
+  const HsaSymbols& api_;
   hsa_queue_t* queue_ = nullptr;
   std::byte* kernargs_ = nullptr;
   std::vector<hsa_signal_t> signals_;

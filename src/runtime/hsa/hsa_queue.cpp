@@ -1,10 +1,9 @@
-// An HSA AQL queue: dispatch and barrier-AND packets, async copies ordered
-// around them with dependency signals, kernarg buffers recycled once their
-// dispatch completed, queue errors reported at the next synchronize.
+#include "hsa_queue.hpp"
+
 #include <cstring>
 
 #include "aql.hpp"
-#include "hsa_internal.hpp"
+#include "hsa_executable.hpp"
 #include "kernargs.hpp"
 #include "wait.hpp"
 
@@ -35,7 +34,7 @@ HsaQueue::HsaQueue(HsaDevice& device)
     : device_(device), ctx_(device.context()), api_(device.api()) {
   slots_.resize(kSlotCount);
   create_hsa_queue();
-  LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create, 0, 0, nullptr, &barrier_signal_);
+  LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create(0, 0, nullptr, &barrier_signal_));
 }
 
 HsaQueue::~HsaQueue() {
@@ -53,9 +52,9 @@ HsaQueue::~HsaQueue() {
 
 void HsaQueue::create_hsa_queue() {
   error_ = std::make_shared<QueueErrorState>();
-  LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create, device_.agent(), device_.queue_size(),
-                 HSA_QUEUE_TYPE_SINGLE, queue_error_callback, error_.get(), UINT32_MAX,
-                 UINT32_MAX, &queue_);
+  LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create(device_.agent(), device_.queue_size(),
+                                                          HSA_QUEUE_TYPE_SINGLE, queue_error_callback,
+                                                          error_.get(), UINT32_MAX, UINT32_MAX, &queue_));
   // Dispatch timestamps for Event::duration_ns; failure only loses timing.
   api_.hsa_amd_profiling_set_profiler_enabled(queue_, 1);
 }
@@ -92,7 +91,7 @@ HsaQueue::Slot& HsaQueue::acquire_slot(size_t bytes) {
     s.capacity = std::max(bytes, kMinKernargCapacity);
     s.kernarg = static_cast<std::byte*>(device_.allocate_kernarg(s.capacity));
   }
-  if (!s.own.handle) LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create, 1, 0, nullptr, &s.own);
+  if (!s.own.handle) LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_signal_create(1, 0, nullptr, &s.own));
   return s;
 }
 
@@ -103,7 +102,7 @@ namespace {
 // synchronize).
 class RingSpaceWait final : public Waitable {
  public:
-  RingSpaceWait(const Api& api, hsa_queue_t* queue, uint64_t index, const QueueErrorState& error)
+  RingSpaceWait(const HsaSymbols& api, hsa_queue_t* queue, uint64_t index, const QueueErrorState& error)
       : api_(api), queue_(queue), index_(index), error_(error) {}
   WaitStatus poll() override {
     if (index_ - api_.hsa_queue_load_read_index_scacquire(queue_) < queue_->size) return WaitStatus::Complete;
@@ -113,7 +112,7 @@ class RingSpaceWait final : public Waitable {
   std::string describe() const override { return "space in a full hsa queue"; }
 
  private:
-  const Api& api_;
+  const HsaSymbols& api_;
   hsa_queue_t* queue_;
   uint64_t index_;
   const QueueErrorState& error_;
@@ -221,7 +220,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   amdgpu::pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity));
   hsa_signal_t completion;
   if (auto* ev = dynamic_cast<HsaEvent*>(signal)) {
-    completion = ev->arm(HsaEvent::Kind::Dispatch, queue_, error_,
+    completion = ev->arm(HsaEvent::Kind::Dispatch, error_,
                          fmt::format("kernel '{}'", info.name));
     s.event_signal = ev->signal_ref();
   } else {
@@ -285,7 +284,7 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
   auto* ev = dynamic_cast<HsaEvent*>(signal);
   hsa_signal_t completion = sig->handle;
   if (ev) {
-    completion = ev->arm(HsaEvent::Kind::Copy, queue_, error_,
+    completion = ev->arm(HsaEvent::Kind::Copy, error_,
                          fmt::format("a {}-byte {} copy", size, copy_kind_name(kind)));
     sig = ev->signal_ref();
   }
@@ -296,7 +295,7 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
     if (staging) device_.free_staging(staging);
     api_.hsa_signal_store_relaxed(completion, 0);
     LRRT_THROW_AT(LR_ERROR_RUNTIME, "hsa_amd_memory_async_copy of {} bytes ({}) failed: {}", size,
-                  copy_kind_name(kind), api_.describe(st));
+                  copy_kind_name(kind), hsa_error_text(api_, st));
   }
   if (kind == CopyKind::DeviceToHost && staging) {
     wait_signal(ctx_, completion, nullptr, fmt::format("a {}-byte device-to-host copy", size));
@@ -320,8 +319,8 @@ void HsaQueue::record(Event& event) {
     deps.push_back(cp.signal->handle);
     copy_refs.push_back(cp.signal);
   }
-  hsa_signal_t completion = ev->arm(HsaEvent::Kind::Marker, queue_, error_, "an event marker");
-  ev->keep_ = std::move(copy_refs);
+  hsa_signal_t completion = ev->arm(HsaEvent::Kind::Marker, error_, "an event marker");
+  ev->keep(std::move(copy_refs));
   if (deps.empty()) {
     uint64_t idx;
     auto* p = static_cast<hsa_barrier_and_packet_t*>(reserve_packet(&idx));
@@ -345,7 +344,7 @@ void HsaQueue::throw_if_failed() {
     if (s.busy && !slot_done(s)) name = s.kernel_name;
   }
   hsa_status_t status = hsa_status_t(error_->status.load());
-  std::string what = api_.describe(status);
+  std::string what = hsa_error_text(api_, status);
   // Recover: a fresh queue; the dead one's work is abandoned.
   for (auto& s : slots_) {
     if (s.busy && !slot_done(s)) {

@@ -1,112 +1,19 @@
-// The cuda backend's classes: one CUDA device = one primary context; queues
-// are non-blocking streams; events are CUDA events; modules are CUmodules.
+// One CUDA device as an lrrt device: its primary context, properties,
+// memory, blocking copies, and the fault bookkeeping every object of the
+// device reports through (a sticky fault makes the context unusable).
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
-#include <vector>
+#include <string_view>
 
 #include "backend.hpp"
-#include "cuda_symbols.hpp"
+#include "cuda_status.hpp"
 #include "wait.hpp"
 
 namespace lrrt::rt::cuda {
-
-class CudaDevice;
-
-class CudaKernel final : public Kernel {
- public:
-  CudaKernel(CudaDevice& device, CUfunction function, KernelInfo info)
-      : device_(device), function_(function), info_(std::move(info)) {}
-  const KernelInfo& info() const override { return info_; }
-  CUfunction function() const { return function_; }
-  // Raises the kernel's dynamic shared memory limit when a launch asks for
-  // more than the default 48 KiB.
-  void ensure_dynamic_shared(uint32_t bytes);
-  // Bytes of kernel arguments the driver expects (0 when unknown).
-  uint32_t param_bytes() const { return info_.has_arg_layout ? info_.explicit_kernarg_size() : 0; }
-
- private:
-  CudaDevice& device_;
-  CUfunction function_;
-  KernelInfo info_;
-  std::atomic<uint32_t> dynamic_shared_limit_{48 * 1024};
-  std::mutex mutex_;
-};
-
-class CudaModule final : public Module {
- public:
-  CudaModule(CudaDevice& device, CUmodule module, std::vector<std::byte> image);
-  ~CudaModule() override;
-  Kernel& kernel(std::string_view name) override;
-  std::vector<std::string> kernel_names() const override;
-
- private:
-  KernelInfo describe(CUfunction function, const std::string& name) const;
-
-  CudaDevice& device_;
-  CUmodule module_;
-  std::vector<std::byte> image_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<CudaKernel>> kernels_;
-};
-
-class CudaEvent final : public Event {
- public:
-  explicit CudaEvent(CudaDevice& device);
-  ~CudaEvent() override;
-  void synchronize() override;
-  bool query() override;
-  uint64_t elapsed_ns_since(const Event& start) const override;
-  uint64_t duration_ns() const override;
-
-  CUevent event() const { return event_; }
-  // The event recorded just before the operation this event signals.
-  CUevent start_event();
-  void set_timed(bool timed) { timed_ = timed; }
-
- private:
-  CudaDevice& device_;
-  CUevent event_ = nullptr;
-  CUevent start_ = nullptr;
-  bool timed_ = false;
-};
-
-class CudaQueue final : public Queue {
- public:
-  explicit CudaQueue(CudaDevice& device);
-  ~CudaQueue() override;
-  void launch(Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
-              EventList wait_for, Event* signal) override;
-  void copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
-            Event* signal) override;
-  void record(Event& event) override;
-  void synchronize() override;
-
-  CUstream stream() const { return stream_; }
-
- private:
-  void wait_events(EventList wait_for);
-  // Around each launch or copy: the dependencies, then (with a signal) the
-  // event that times the operation; after it, the signal itself.
-  CudaEvent* begin_operation(EventList wait_for, Event* signal);
-  void end_operation(CudaEvent* signal);
-  // What was launched since the last successful synchronize, for messages.
-  std::string recent_kernels() const;
-
-  CudaDevice& device_;
-  CUstream stream_ = nullptr;
-  CUevent done_ = nullptr;  // blocking-sync: synchronize() sleeps on it after the spin
-  static constexpr size_t kRecent = 8;
-  std::array<std::atomic<const std::string*>, kRecent> recent_{};
-  std::atomic<uint64_t> launches_since_sync_{0};
-};
 
 class CudaDevice final : public Device {
  public:
@@ -141,6 +48,11 @@ class CudaDevice final : public Device {
   // time (naming `kernels` or the last launched kernel) and DEVICE_LOST after.
   [[noreturn]] void fail(CUresult result, std::string_view what, const std::string& kernels,
                          const char* file, int line);
+  // Waits for everything on `stream` (rt::wait): a timeout throws
+  // LR_ERROR_TIMEOUT describing `what`, a failure goes to fail() naming
+  // kernels(). kernels is called only on those paths: building names stays
+  // off the wait's hot path. `done` is a blocking-sync event of the caller's
+  // (recorded on `stream` only when the wait goes on past the spin).
   template <typename Kernels>
   void synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels);
 
@@ -214,10 +126,3 @@ void CudaDevice::synchronize_stream(CUstream stream, CUevent done, std::string_v
 }
 
 }  // namespace lrrt::rt::cuda
-
-#define LRRT_CU_DEVICE(device, call, what, kernels)                       \
-  do {                                                                    \
-    CUresult lrrt_cu_result_ = (call);                                    \
-    if (lrrt_cu_result_ != CUDA_SUCCESS)                                  \
-      (device).fail(lrrt_cu_result_, (what), (kernels), __FILE__, __LINE__); \
-  } while (0)

@@ -1,0 +1,84 @@
+#include "host_event.hpp"
+
+#include <chrono>
+
+#include "error.hpp"
+#include "wait.hpp"
+
+namespace lrrt::rt::host {
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+uint64_t HostEvent::arm() {
+  std::lock_guard lock(mutex_);
+  return ++armed_;
+}
+
+uint64_t HostEvent::armed_generation() {
+  std::lock_guard lock(mutex_);
+  return armed_;
+}
+
+void HostEvent::complete(uint64_t generation, uint64_t start_ns, uint64_t end_ns, std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (generation < completed_) return;
+    completed_ = generation;
+    start_ns_ = start_ns;
+    end_ns_ = end_ns;
+    error_ = error;
+  }
+  cv_.notify_all();
+}
+
+std::exception_ptr HostEvent::wait(uint64_t generation) {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return completed_ >= generation; });
+  return generation ? error_ : nullptr;
+}
+
+void HostEvent::synchronize() {
+  uint64_t target;
+  {
+    std::lock_guard lock(mutex_);
+    target = armed_;
+  }
+  ConditionWait done(mutex_, cv_, [&] { return completed_ >= target; }, "an event on the host device", kMaxWaitSpin);
+  rt::wait(done);
+  std::lock_guard lock(mutex_);
+  if (target && error_) std::rethrow_exception(error_);
+}
+
+bool HostEvent::query() {
+  std::lock_guard lock(mutex_);
+  return completed_ >= armed_;
+}
+
+uint64_t HostEvent::elapsed_ns_since(const Event& start_event) const {
+  const auto& start = static_cast<const HostEvent&>(start_event);
+  uint64_t t0, t1;
+  {
+    std::lock_guard lock(start.mutex_);
+    if (start.completed_ < start.armed_ || !start.completed_)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "start event has not completed");
+    t0 = start.end_ns_;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (completed_ < armed_ || !completed_) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "end event has not completed");
+    t1 = end_ns_;
+  }
+  return t1 >= t0 ? t1 - t0 : 0;
+}
+
+uint64_t HostEvent::duration_ns() const {
+  std::lock_guard lock(mutex_);
+  if (completed_ < armed_ || !completed_) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event has not completed");
+  return end_ns_ - start_ns_;
+}
+
+}  // namespace lrrt::rt::host

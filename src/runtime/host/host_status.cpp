@@ -1,0 +1,30 @@
+#include "host_status.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace lrrt::rt::host {
+namespace {
+
+std::string workgroup_coords(const lrrt_host_dispatch_state_t& d, uint64_t i) {
+  uint64_t nx = d.workgroup_count[0], ny = d.workgroup_count[1];
+  return fmt::format("({}, {}, {})", i % nx, (i / nx) % ny, i / (nx * ny));
+}
+
+}  // namespace
+
+void throw_errno(int error, lr_status_t status, std::string_view what, const char* file, int line) {
+  throw Error(status, fmt::format("{} failed: {} [at {}:{}]", what, std::strerror(error), file_basename(file), line));
+}
+
+void throw_kernel_fault(const std::string& kernel, const KernelFault& fault,
+                        const lrrt_host_dispatch_state_t& dispatch) {
+  if (fault.signal)
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' faulted: {} at address {} in workgroup {}", kernel,
+               strsignal(fault.signal), fault.address, workgroup_coords(dispatch, fault.workgroup));
+  LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' failed with code {} in workgroup {}{}", kernel, fault.code,
+             workgroup_coords(dispatch, fault.workgroup), fault.code == -1 ? " (it threw a C++ exception)" : "");
+}
+
+}  // namespace lrrt::rt::host
