@@ -8,7 +8,7 @@
 #include "error.hpp"
 #include "native_bench.hpp"
 #include "runtime.hpp"
-#include "staging.hpp"
+#include "thread_pool.hpp"
 
 namespace lrrt::native {
 namespace {
@@ -42,7 +42,7 @@ class Adapter final : public Baseline {
   }
   bool parallel_host_memcpy(void* dst, const void* src, size_t size, unsigned threads) override {
     if (!host_) return false;
-    if (!pool_ || pool_->threads() != threads) pool_ = std::make_unique<rt::ForkJoinPool>(threads);
+    if (!pool_ || pool_->threads() != threads) pool_ = std::make_unique<rt::ThreadPool>(threads, std::chrono::microseconds(200));
     const size_t part = (size + threads - 1) / threads;
     pool_->run(threads, [&](unsigned i) {
       size_t begin = std::min(size, part * i), end = std::min(size, begin + part);
@@ -58,7 +58,7 @@ class Adapter final : public Baseline {
  private:
   std::unique_ptr<rt::NativeBaseline> impl_;
   bool host_;
-  std::unique_ptr<rt::ForkJoinPool> pool_;
+  std::unique_ptr<rt::ThreadPool> pool_;
 };
 
 }  // namespace

@@ -70,6 +70,10 @@ unsigned default_lanes() {
   return std::min(cores, std::clamp(cores / 2, 2u, 8u));
 }
 
+// Copies come in runs (a loop of lr_memcpy calls): the lanes' threads spin
+// this long before sleeping, so the next copy starts without a wake-up.
+constexpr std::chrono::microseconds kLaneSpin{200};
+
 size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
 #if defined(__x86_64__)
@@ -146,84 +150,10 @@ void copy_streaming(void* dst, const void* src, size_t size) {
   std::memcpy(dst, src, size);
 }
 
-// ---- ForkJoinPool -------------------------------------------------------------
-
-ForkJoinPool::ForkJoinPool(unsigned threads) {
-  threads = std::max(threads, 1u);
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
-}
-
-ForkJoinPool::~ForkJoinPool() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  for (auto& t : workers_) t.join();
-}
-
-void ForkJoinPool::run(unsigned n, const std::function<void(unsigned)>& task) {
-  n = std::clamp(n, 1u, threads());
-  if (n > 1) {
-    std::lock_guard lock(mutex_);
-    task_ = &task;
-    active_ = n;
-    remaining_ = n - 1;
-    error_ = nullptr;
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  if (n > 1) wake_.notify_all();
-  std::exception_ptr mine;
-  try {
-    task(0);
-  } catch (...) {
-    mine = std::current_exception();
-  }
-  if (n > 1) {
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return remaining_ == 0; });
-    task_ = nullptr;
-    if (!mine) mine = error_;
-  }
-  if (mine) std::rethrow_exception(mine);
-}
-
-void ForkJoinPool::worker_main(unsigned id) {
-  uint64_t seen = 0;
-  for (;;) {
-    const std::function<void(unsigned)>* task = nullptr;
-    // Copies come in runs (a loop of lr_memcpy calls): spin a little before
-    // sleeping, so the next one starts without a wake-up (tens of us).
-    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-    while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < spin_until) {
-#if defined(__x86_64__)
-      _mm_pause();
-#endif
-    }
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_.load(std::memory_order_relaxed) != seen; });
-      if (stopping_) return;
-      seen = generation_.load(std::memory_order_relaxed);
-      if (id >= active_) continue;
-      task = task_;
-    }
-    std::exception_ptr error;
-    try {
-      (*task)(id);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    std::lock_guard lock(mutex_);
-    if (error && !error_) error_ = error;
-    if (--remaining_ == 0) done_.notify_one();
-  }
-}
-
 // ---- StagingPipeline ----------------------------------------------------------
 
 StagingPipeline::StagingPipeline(Device& device, StagingConfig config)
-    : device_(device), config_(config), pool_(config.lanes ? config.lanes : default_lanes()) {
+    : device_(device), config_(config), pool_(config.lanes ? config.lanes : default_lanes(), kLaneSpin) {
   config_.lanes = pool_.threads();
   config_.slots = std::max(config_.slots, 1u);
   config_.chunk_bytes = round_up(std::max<size_t>(config_.chunk_bytes, 4096), 4096);

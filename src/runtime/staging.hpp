@@ -36,17 +36,13 @@
 //   LRRT_STAGING_TRACE=1        print where the lanes' time went when the pipeline is released
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstddef>
-#include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "backend.hpp"
+#include "thread_pool.hpp"
 
 namespace lrrt::rt {
 
@@ -78,31 +74,6 @@ void set_staging_mode(StagingMode mode);
 // memcpy with non-temporal stores on x86-64 (AVX2 where the CPU has it, else
 // SSE2) for the aligned middle of copies of 4 KiB or more; memcpy elsewhere.
 void copy_streaming(void* dst, const void* src, size_t size);
-
-// A fixed team of threads that runs task(0..n-1) in parallel, task(0) on the
-// calling thread, and returns when all are done. One run at a time.
-class ForkJoinPool {
- public:
-  explicit ForkJoinPool(unsigned threads);  // the caller included
-  ~ForkJoinPool();
-  ForkJoinPool(const ForkJoinPool&) = delete;
-  ForkJoinPool& operator=(const ForkJoinPool&) = delete;
-  unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
-  // n <= threads(). Rethrows the first exception a task threw, after all ended.
-  void run(unsigned n, const std::function<void(unsigned)>& task);
-
- private:
-  void worker_main(unsigned id);
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it by spinning workers
-  unsigned active_ = 0;     // tasks 1..active_-1 run on workers this generation
-  unsigned remaining_ = 0;  // worker tasks not finished
-  bool stopping_ = false;
-  const std::function<void(unsigned)>* task_ = nullptr;
-  std::exception_ptr error_;
-};
 
 class StagingPipeline {
  public:
@@ -139,7 +110,7 @@ class StagingPipeline {
   StagingConfig config_;
   std::mutex mutex_;
   std::vector<Lane> lanes_;
-  ForkJoinPool pool_;
+  ThreadPool pool_;  // the lanes
   double wall_ns_[2] = {0, 0};
   size_t bytes_[2] = {0, 0};
   size_t copies_[2] = {0, 0};

@@ -3,10 +3,8 @@
 // sizes that are not multiples of the chunk.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 #include <utility>
 #include <random>
 #include <vector>
@@ -60,31 +58,6 @@ TEST_CASE("staging: streaming copy copies every byte for any size and alignment"
         for (size_t i = n + dst_off; i < dst.size(); ++i) REQUIRE(dst[i] == std::byte{0xA5});
       }
     }
-  }
-}
-
-TEST_CASE("staging: fork-join pool runs every task once and rethrows the first failure") {
-  for (unsigned threads : {1u, 2u, 5u}) {
-    rt::ForkJoinPool pool(threads);
-    CHECK(pool.threads() == threads);
-    for (int round = 0; round < 50; ++round) {
-      std::vector<std::atomic<int>> hits(threads);
-      const unsigned n = 1 + unsigned(round) % threads;
-      pool.run(n, [&](unsigned i) { hits[i].fetch_add(1); });
-      for (unsigned i = 0; i < threads; ++i) REQUIRE(hits[i].load() == (i < n ? 1 : 0));
-    }
-    const unsigned bad = threads - 1;
-    std::atomic<int> ran{0};
-    CHECK_THROWS_WITH(pool.run(threads,
-                               [&](unsigned i) {
-                                 ran.fetch_add(1);
-                                 if (i == bad) throw std::runtime_error("task failed");
-                               }),
-                      "task failed");
-    CHECK(ran.load() == int(threads));
-    std::atomic<int> after{0};
-    pool.run(threads, [&](unsigned) { after.fetch_add(1); });  // still usable
-    CHECK(after.load() == int(threads));
   }
 }
 

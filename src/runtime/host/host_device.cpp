@@ -70,19 +70,19 @@ uint64_t physical_memory_bytes() {
 
 }  // namespace
 
-HostDevice::HostDevice() : pool_(core_count()) {
+HostDevice::HostDevice() : pool_(core_count(), kPoolSpin) {
   properties_.backend = "host";
   properties_.name = cpu_model_name();
   properties_.arch = host_arch();
   properties_.isas = {host_arch()};
-  properties_.compute_units = pool_.participants();
+  properties_.compute_units = pool_.threads();
   properties_.wave_size = 1;
   properties_.max_workgroup_size = 1024;
   properties_.max_workgroup_dims = {1024, 1024, 64};
   properties_.max_shared_memory_per_workgroup = 1u << 20;
   properties_.memory_bytes = physical_memory_bytes();
   properties_.host_memory_is_device_memory = true;
-  properties_.extra = {{"threads", std::to_string(pool_.participants())},
+  properties_.extra = {{"threads", std::to_string(pool_.threads())},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
 }
 

@@ -3,6 +3,7 @@
 // a thread pool sized to the cores. Host memory is device memory.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "backend.hpp"
@@ -11,6 +12,10 @@
 namespace lrrt::rt::host {
 
 class HostDevice final : public Device {
+  // Dispatches often come back to back: the pool's workers spin this long
+  // before sleeping.
+  static constexpr std::chrono::microseconds kPoolSpin{50};
+
  public:
   HostDevice();
   ~HostDevice() override;

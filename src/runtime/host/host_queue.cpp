@@ -199,8 +199,8 @@ void HostQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
         dispatch.kernargs = kernargs.get();
         KernelFault fault;
         std::mutex fault_mutex;
-        device->pool().parallel_for(groups, [&](uint64_t begin, uint64_t end, uint32_t participant) {
-          return run_workgroups(entry, dispatch, begin, end, participant, fault, fault_mutex);
+        device->pool().parallel_for(groups, [&](uint64_t begin, uint64_t end, unsigned thread) {
+          return run_workgroups(entry, dispatch, begin, end, thread, fault, fault_mutex);
         });
         if (fault.failed()) throw_kernel_fault(name, fault, dispatch);
       },
@@ -250,9 +250,7 @@ void HostQueue::worker_main() {
         lock.unlock();
         auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
         while (std::chrono::steady_clock::now() < until) {
-#if defined(__x86_64__)
-          __builtin_ia32_pause();
-#endif
+          cpu_relax();
           std::lock_guard peek(mutex_);
           if (!pending_.empty() || stopping_) break;
         }

@@ -1,0 +1,60 @@
+// A fixed team of threads for fork-join work, shared by the host backend
+// (a dispatch's workgroups) and the staging pipeline (its lanes).
+//
+// run(n, task) runs task(0..n-1) in parallel, task(0) on the calling thread,
+// and returns when all ended, rethrowing the first exception a task threw.
+// parallel_for(count, body) deals [0, count) out in chunks to every thread.
+// Workers spin for `spin` before sleeping, so work that comes in runs (a loop
+// of launches or copies) starts without a wake-up (tens of microseconds).
+// One run at a time: concurrent callers are serialised.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace lrrt::rt {
+
+class ThreadPool {
+ public:
+  // threads: the caller included (threads - 1 workers are started).
+  ThreadPool(unsigned threads, std::chrono::microseconds spin);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  // n is clamped to 1..threads().
+  void run(unsigned n, const std::function<void(unsigned)>& task);
+
+  // Body: (first index, last index exclusive, thread id < threads()).
+  // Returns false to stop the loop early (an error): no further chunk is
+  // handed out. Runs inline when there is one chunk or no worker.
+  using Body = std::function<bool(uint64_t begin, uint64_t end, unsigned thread)>;
+  void parallel_for(uint64_t count, const Body& body);
+
+ private:
+  void worker_main(unsigned id);
+
+  const std::chrono::microseconds spin_;
+  std::vector<std::thread> workers_;
+  std::mutex call_mutex_;  // one run at a time
+
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it by spinning workers
+  unsigned active_ = 0;     // tasks 1..active_-1 run on workers this generation
+  unsigned remaining_ = 0;  // worker tasks not finished
+  bool stopping_ = false;
+  const std::function<void(unsigned)>* task_ = nullptr;
+  std::exception_ptr error_;
+};
+
+}  // namespace lrrt::rt
