@@ -3,7 +3,7 @@
 // Shape follows IREE's HAL: a Backend enumerates Devices; a Device owns
 // memory, queues, events and loaded Modules; a Queue executes launches, copies
 // and event records in order and asynchronously to the caller. Everything
-// reports failure by throwing lrrt::rt::Error (error.hpp).
+// reports failure by throwing lrrt::Error (error.hpp).
 //
 // The core (runtime.cpp / c_api.cpp) adds what is the same for every backend:
 // handle validation, memory statistics, the default-queue semantics of

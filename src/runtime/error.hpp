@@ -1,27 +1,22 @@
-// Errors inside the runtime are C++ exceptions carrying an lr_status_t; the C
-// ABI (c_api.cpp) turns them into status codes and per-thread messages in one
-// place. Messages name the call site so a user report points at the code.
+// Errors inside the runtime are C++ exceptions carrying an lr_status_t: the
+// public lrrt::Error of the C++ wrapper (include/lrrt/lrrt.hpp), so code
+// linking the runtime directly (the bench-only native baselines, tests)
+// catches what a wrapper user catches. The C ABI (c_api.cpp) turns them into
+// status codes and per-thread messages in one place. Messages name the call
+// site so a user report points at the code.
 #pragma once
 
 #include <fmt/format.h>
 
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
-#include "lrrt/lrrt.h"
+#include "lrrt/lrrt.hpp"
 
 namespace lrrt::rt {
 
-class Error : public std::runtime_error {
- public:
-  Error(lr_status_t status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  lr_status_t status() const noexcept { return status_; }
-
- private:
-  lr_status_t status_;
-};
+// The one exception type, under the runtime's namespace.
+using Error = ::lrrt::Error;
 
 // Strips the directory so messages stay short: "cuda_device.cpp:120".
 constexpr const char* file_basename(const char* path) {
@@ -42,12 +37,12 @@ constexpr std::string_view call_name(std::string_view call) {
 
 }  // namespace lrrt::rt
 
-// Throws lrrt::rt::Error with a formatted message; LRRT_THROW_AT adds the call
+// Throws lrrt::Error with a formatted message; LRRT_THROW_AT adds the call
 // site ("... [at file.cpp:42]") for errors that come from a library call.
 #define LRRT_THROW(status, ...) \
-  throw ::lrrt::rt::Error((status), ::fmt::format(__VA_ARGS__))
+  throw ::lrrt::Error((status), ::fmt::format(__VA_ARGS__))
 #define LRRT_THROW_AT(status, ...)                                        \
-  throw ::lrrt::rt::Error(                                                \
+  throw ::lrrt::Error(                                                    \
       (status), ::fmt::format(__VA_ARGS__) +                              \
                     ::fmt::format(" [at {}:{}]",                          \
                                   ::lrrt::rt::file_basename(__FILE__), __LINE__))
