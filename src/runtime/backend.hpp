@@ -38,6 +38,10 @@ struct LaunchConfig {
 };
 
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+// "host-to-device", "device-to-host", "device-to-device", for messages.
+const char* copy_kind_name(CopyKind kind);
+// The C ABI's kind; throws LR_ERROR_INVALID_ARGUMENT for an unknown value.
+CopyKind to_copy_kind(lr_memcpy_kind_t kind);
 
 struct DeviceProperties {
   std::string backend;

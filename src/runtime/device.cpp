@@ -1,6 +1,26 @@
 #include "backend.hpp"
 
+#include "error.hpp"
+
 namespace lrrt::rt {
+
+const char* copy_kind_name(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::HostToDevice: return "host-to-device";
+    case CopyKind::DeviceToHost: return "device-to-host";
+    case CopyKind::DeviceToDevice: return "device-to-device";
+  }
+  return "?";
+}
+
+CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
+  switch (kind) {
+    case LR_MEMCPY_HOST_TO_DEVICE: return CopyKind::HostToDevice;
+    case LR_MEMCPY_DEVICE_TO_HOST: return CopyKind::DeviceToHost;
+    case LR_MEMCPY_DEVICE_TO_DEVICE: return CopyKind::DeviceToDevice;
+  }
+  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown memcpy kind {}", static_cast<int>(kind));
+}
 
 Queue& Device::utility_queue() {
   if (!utility_queue_) utility_queue_ = create_queue();

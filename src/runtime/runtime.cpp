@@ -15,25 +15,7 @@ namespace {
 std::mutex g_lifecycle_mutex;
 std::atomic<Runtime*> g_runtime{nullptr};
 
-const char* kind_name(CopyKind kind) {
-  switch (kind) {
-    case CopyKind::HostToDevice: return "host-to-device";
-    case CopyKind::DeviceToHost: return "device-to-host";
-    case CopyKind::DeviceToDevice: return "device-to-device";
-  }
-  return "?";
-}
-
 }  // namespace
-
-CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
-  switch (kind) {
-    case LR_MEMCPY_HOST_TO_DEVICE: return CopyKind::HostToDevice;
-    case LR_MEMCPY_DEVICE_TO_HOST: return CopyKind::DeviceToHost;
-    case LR_MEMCPY_DEVICE_TO_DEVICE: return CopyKind::DeviceToDevice;
-  }
-  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown memcpy kind {}", static_cast<int>(kind));
-}
 
 Runtime* Runtime::instance() { return g_runtime.load(std::memory_order_acquire); }
 
@@ -355,7 +337,6 @@ void Runtime::record_copy(DeviceState& state, CopyKind kind, size_t size) {
     case CopyKind::DeviceToDevice: s.d2d_copy_bytes += size; break;
   }
   s.memcpy_count++;
-  (void)kind_name;
 }
 
 void Runtime::synchronize_tracked(DeviceState& state, Queue& queue, std::atomic<bool>& used) {

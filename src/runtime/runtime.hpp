@@ -140,6 +140,4 @@ class Runtime {
   std::unordered_set<const lr_kernel_t*> kernels_;
 };
 
-CopyKind to_copy_kind(lr_memcpy_kind_t kind);
-
 }  // namespace lrrt::rt

@@ -1,4 +1,5 @@
-// The cuda backend's native baseline for `lrrt bench`: raw driver calls
+// The cuda backend's native baseline for `lrrt bench` (bench-only,
+// include/lrrt/native_baseline.hpp): raw driver calls
 // through the backend's symbol table (the library is loaded once), in the
 // device's primary context, on a non-blocking stream of its own. Waits are
 // the driver's own blocking calls (cuStreamSynchronize), as a CUDA program
@@ -6,14 +7,14 @@
 #include <vector>
 
 #include "cuda_device.hpp"
-#include "native_bench.hpp"
+#include "lrrt/native_baseline.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
 
 CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-class CudaNativeBaseline final : public NativeBaseline {
+class CudaNativeBaseline final : public native::Baseline {
  public:
   explicit CudaNativeBaseline(CudaDevice& device) : device_(device) {
     device_.make_current();
@@ -52,7 +53,7 @@ class CudaNativeBaseline final : public NativeBaseline {
     return static_cast<int>(functions_.size() - 1);
   }
 
-  void launch(int kernel, Dim3 grid, Dim3 block, std::span<const std::byte> args) override {
+  void launch(int kernel, lr_dim3_t grid, lr_dim3_t block, std::span<const std::byte> args) override {
     // The same call lrrt makes: one packed argument buffer.
     size_t size = args.size();
     void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
@@ -69,10 +70,10 @@ class CudaNativeBaseline final : public NativeBaseline {
     return true;
   }
 
-  bool copy(void* dst, const void* src, size_t size, CopyKind kind, bool async) override {
+  bool copy(void* dst, const void* src, size_t size, lr_memcpy_kind_t kind, bool async) override {
     const CudaSymbols& s = cu();
     switch (kind) {
-      case CopyKind::HostToDevice:
+      case LR_MEMCPY_HOST_TO_DEVICE:
         if (async) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyHtoDAsync(dptr(dst), src, size, stream_));
         else {
           // From pageable memory cuMemcpyHtoD may return before the DMA
@@ -82,11 +83,11 @@ class CudaNativeBaseline final : public NativeBaseline {
           LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamSynchronize(nullptr));
         }
         return true;
-      case CopyKind::DeviceToHost:
+      case LR_MEMCPY_DEVICE_TO_HOST:
         if (async) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoHAsync(dst, dptr(src), size, stream_));
         else LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoH(dst, dptr(src), size));
         return true;
-      case CopyKind::DeviceToDevice:
+      case LR_MEMCPY_DEVICE_TO_DEVICE:
         if (async) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoDAsync(dptr(dst), dptr(src), size, stream_));
         else LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemcpyDtoD(dptr(dst), dptr(src), size));
         return true;
@@ -126,7 +127,7 @@ class CudaNativeBaseline final : public NativeBaseline {
 
 namespace lrrt::rt {
 
-std::unique_ptr<NativeBaseline> make_cuda_native_baseline(Device& device) {
+std::unique_ptr<native::Baseline> make_cuda_native_baseline(Device& device) {
   auto* d = dynamic_cast<cuda::CudaDevice*>(&device);
   if (!d) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "not a cuda device");
   return std::make_unique<cuda::CudaNativeBaseline>(*d);

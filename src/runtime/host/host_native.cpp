@@ -1,5 +1,8 @@
-// The host backend's native baseline: the kernel entry called directly, one
-// workgroup after the other on the calling thread, and plain memcpy.
+// The host backend's native baseline (bench-only, include/lrrt/native_baseline.hpp):
+// the kernel entry called directly, one workgroup after the other on the
+// calling thread, and plain memcpy (also split over N threads of a pool).
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -8,12 +11,13 @@
 
 #include "error.hpp"
 #include "host_executable.hpp"
-#include "native_bench.hpp"
+#include "lrrt/native_baseline.hpp"
+#include "thread_pool.hpp"
 
 namespace lrrt::rt {
 namespace {
 
-class HostNativeBaseline final : public NativeBaseline {
+class HostNativeBaseline final : public native::Baseline {
  public:
   std::string description() const override {
     return "direct call of the kernel entry per workgroup on the calling thread; memcpy";
@@ -29,7 +33,7 @@ class HostNativeBaseline final : public NativeBaseline {
     return static_cast<int>(kernels_.size() - 1);
   }
 
-  void launch(int kernel, Dim3 grid, Dim3 block, std::span<const std::byte> args) override {
+  void launch(int kernel, lr_dim3_t grid, lr_dim3_t block, std::span<const std::byte> args) override {
     const Entry& e = kernels_.at(static_cast<size_t>(kernel));
     alignas(64) std::byte kernargs[256] = {};
     if (args.size() > sizeof(kernargs)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "arguments too large");
@@ -58,8 +62,18 @@ class HostNativeBaseline final : public NativeBaseline {
   void synchronize() override {}
   bool has_synchronize() const override { return false; }
 
-  bool copy(void* dst, const void* src, size_t size, CopyKind, bool) override {
+  bool copy(void* dst, const void* src, size_t size, lr_memcpy_kind_t, bool) override {
     std::memcpy(dst, src, size);
+    return true;
+  }
+  bool parallel_host_memcpy(void* dst, const void* src, size_t size, unsigned threads) override {
+    // As the staging lanes' pool: workers spin 200 us before sleeping.
+    if (!pool_ || pool_->threads() != threads) pool_ = std::make_unique<ThreadPool>(threads, std::chrono::microseconds(200));
+    const size_t part = (size + threads - 1) / threads;
+    pool_->run(threads, [&](unsigned i) {
+      size_t begin = std::min(size, part * i), end = std::min(size, begin + part);
+      std::memcpy(static_cast<std::byte*>(dst) + begin, static_cast<const std::byte*>(src) + begin, end - begin);
+    });
     return true;
   }
 
@@ -81,11 +95,12 @@ class HostNativeBaseline final : public NativeBaseline {
   };
   std::vector<std::unique_ptr<host::HostModule>> modules_;
   std::vector<Entry> kernels_;
+  std::unique_ptr<ThreadPool> pool_;  // parallel_host_memcpy's threads
 };
 
 }  // namespace
 
-std::unique_ptr<NativeBaseline> make_host_native_baseline(Device&) {
+std::unique_ptr<native::Baseline> make_host_native_baseline(Device&) {
   return std::make_unique<HostNativeBaseline>();
 }
 

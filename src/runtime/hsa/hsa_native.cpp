@@ -1,4 +1,5 @@
-// The hsa backend's native baseline for `lrrt bench`: what a program written
+// The hsa backend's native baseline for `lrrt bench` (bench-only,
+// include/lrrt/native_baseline.hpp): what a program written
 // against ROCr directly does for one dispatch -- reserve a packet slot, write
 // the AQL kernel dispatch packet, publish its header, store the doorbell --
 // and a wait on the completion signal. It uses the backend's loaded library
@@ -11,7 +12,7 @@
 #include "aql.hpp"
 #include "hsa_executable.hpp"
 #include "kernargs.hpp"
-#include "native_bench.hpp"
+#include "lrrt/native_baseline.hpp"
 
 namespace lrrt::rt::hsa {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 constexpr size_t kSlots = 256;
 constexpr size_t kKernargBytes = 512;
 
-class HsaNativeBaseline final : public NativeBaseline {
+class HsaNativeBaseline final : public native::Baseline {
  public:
   explicit HsaNativeBaseline(HsaDevice& device) : device_(device), api_(device.api()) {
     LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create(device_.agent(), device_.queue_size(),
@@ -51,7 +52,8 @@ class HsaNativeBaseline final : public NativeBaseline {
     return static_cast<int>(kernels_.size() - 1);
   }
 
-  void launch(int kernel, Dim3 grid, Dim3 block, std::span<const std::byte> args) override {
+  void launch(int kernel, lr_dim3_t grid_dims, lr_dim3_t block_dims, std::span<const std::byte> args) override {
+    const Dim3 grid{grid_dims.x, grid_dims.y, grid_dims.z}, block{block_dims.x, block_dims.y, block_dims.z};
     const HsaKernel& k = *kernels_.at(static_cast<size_t>(kernel));
     const size_t slot = next_ % kSlots;
     hsa_signal_t completion = signals_[slot];
@@ -101,7 +103,8 @@ class HsaNativeBaseline final : public NativeBaseline {
     pending_copies_.clear();
   }
 
-  bool copy(void* dst, const void* src, size_t size, CopyKind kind, bool async) override {
+  bool copy(void* dst, const void* src, size_t size, lr_memcpy_kind_t memcpy_kind, bool async) override {
+    const CopyKind kind = to_copy_kind(memcpy_kind);
     if (kind != CopyKind::DeviceToDevice) {
       const void* host = kind == CopyKind::HostToDevice ? src : dst;
       if (!device_.is_pinned(host, size)) return false;
@@ -162,7 +165,7 @@ class HsaNativeBaseline final : public NativeBaseline {
 
 namespace lrrt::rt {
 
-std::unique_ptr<NativeBaseline> make_hsa_native_baseline(Device& device) {
+std::unique_ptr<native::Baseline> make_hsa_native_baseline(Device& device) {
   auto* d = dynamic_cast<hsa::HsaDevice*>(&device);
   if (!d) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "not an hsa device");
   return std::make_unique<hsa::HsaNativeBaseline>(*d);

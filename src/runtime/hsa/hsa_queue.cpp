@@ -19,15 +19,6 @@ void queue_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
   state->failed.store(true, std::memory_order_release);
 }
 
-const char* copy_kind_name(CopyKind k) {
-  switch (k) {
-    case CopyKind::HostToDevice: return "host-to-device";
-    case CopyKind::DeviceToHost: return "device-to-host";
-    case CopyKind::DeviceToDevice: return "device-to-device";
-  }
-  return "";
-}
-
 }  // namespace
 
 HsaQueue::HsaQueue(HsaDevice& device)
