@@ -1,13 +1,14 @@
 #include "staging.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 
 #include "error.hpp"
 #include "runtime.hpp"
+#include "wait.hpp"
 
 namespace lrrt::rt {
 namespace {
@@ -249,9 +251,32 @@ void StagingPipeline::copy(void* dst, const void* src, size_t size, CopyKind kin
 
 // Lane `index` of `lanes` moves pieces index, index + lanes, ... through its
 // slots; slot j % slots holds the lane's j-th piece.
+namespace {
+
+// LRRT_STAGING_POLL_US: a slot's event polled every `interval`, with no spin
+// first, through the one wait (so the timeout holds here too).
+class EventPoll final : public Waitable {
+ public:
+  EventPoll(Event& event, std::chrono::microseconds interval) : event_(event), interval_(interval) {}
+  WaitStatus poll() override { return event_.query() ? WaitStatus::Complete : WaitStatus::Pending; }
+  WaitStatus block(std::chrono::nanoseconds limit) override {
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(interval_, limit));
+    return poll();
+  }
+  std::chrono::microseconds max_spin() const override { return std::chrono::microseconds(0); }
+  std::string describe() const override { return "a staged copy's DMA"; }
+
+ private:
+  Event& event_;
+  std::chrono::microseconds interval_;
+};
+
+}  // namespace
+
 void StagingPipeline::wait_slot(Event& event) const {
   if (config_.poll_us == 0) return event.synchronize();
-  while (!event.query()) std::this_thread::sleep_for(std::chrono::microseconds(config_.poll_us));
+  EventPoll slot(event, std::chrono::microseconds(config_.poll_us));
+  rt::wait(slot);  // a failed DMA is reported by the lane's queue
 }
 
 void StagingPipeline::run_lane(Lane& lane, unsigned index, unsigned lanes, std::byte* dst, const std::byte* src,
