@@ -30,8 +30,6 @@ struct Expectations {
   bool device_usable_after_fault = true;
   // Text a fault message holds besides the kernel's name.
   std::vector<std::string> fault_message_words;
-  // Waits give up with LR_ERROR_TIMEOUT once lr_set_wait_timeout_ms passes.
-  bool honours_wait_timeout = true;
   // A wait that timed out names the kernel that did not finish.
   bool timeout_names_kernel = true;
   // lr_kernel_get_arg reports argument kinds (by value, global buffer); a
@@ -40,9 +38,6 @@ struct Expectations {
   // ... and argument names (the host kernel ABI records them; clang's AMDGPU
   // metadata for these kernels and a cubin do not).
   bool args_have_names = true;
-  // An event may be recorded again while its last record is still pending
-  // (the double buffer does this every round).
-  bool rerecords_pending_events = true;
   // lr_event_duration_ns of an event that only marked a point (no copy or
   // launch signalled it): LR_ERROR_NOT_SUPPORTED, or the marker's own (tiny)
   // duration on host.

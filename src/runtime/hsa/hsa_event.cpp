@@ -60,7 +60,8 @@ void wait_signal(const Context& ctx, hsa_signal_t signal, const QueueErrorState*
 }
 
 hsa_signal_t HsaEvent::arm(Kind kind, std::shared_ptr<QueueErrorState> error, std::string what) {
-  keep_.clear();
+  // The previous signal may still be owed to a queued operation; the queue
+  // that submitted it holds its own reference until it completes.
   sig_ = device_.acquire_signal();
   kind_ = kind;
   error_ = std::move(error);

@@ -35,9 +35,6 @@ class HsaEvent final : public Event {
   // Gives the event a fresh signal (value 1) for the operation about to be
   // submitted and returns it.
   hsa_signal_t arm(Kind kind, std::shared_ptr<QueueErrorState> error, std::string what);
-  // Signals the event's marker barrier waits on: out of the signal pool until
-  // the marker completed.
-  void keep(std::vector<SignalRef> dependencies) { keep_ = std::move(dependencies); }
   // The signal the event completes with; null handle when never armed.
   hsa_signal_t signal() const { return sig_ ? sig_->handle : hsa_signal_t{0}; }
   SignalRef signal_ref() const { return sig_; }
@@ -49,7 +46,6 @@ class HsaEvent final : public Event {
   Kind kind_ = Kind::None;
   std::shared_ptr<QueueErrorState> error_;
   std::string what_;
-  std::vector<SignalRef> keep_;
 };
 
 }  // namespace lrrt::rt::hsa

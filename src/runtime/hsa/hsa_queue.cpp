@@ -155,12 +155,14 @@ void HsaQueue::collect_waits(EventList wait_for, std::vector<hsa_signal_t>& deps
   }
 }
 
-void HsaQueue::reap_copies() {
+void HsaQueue::reap_completed() {
   std::erase_if(copies_, [&](PendingCopy& c) {
     if (api_.hsa_signal_load_relaxed(c.signal->handle) > 0) return false;
     if (c.staging) device_.free_staging(c.staging);
     return true;
   });
+  std::erase_if(markers_,
+                [&](const PendingMarker& m) { return api_.hsa_signal_load_relaxed(m.signal->handle) < 1; });
 }
 
 void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std::byte> args,
@@ -199,7 +201,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   std::vector<hsa_signal_t> deps;
   std::vector<SignalRef> keep;
   collect_waits(wait_for, deps, keep);
-  reap_copies();
+  reap_completed();
   for (auto& cp : copies_) {
     deps.push_back(cp.signal->handle);
     keep.push_back(cp.signal);
@@ -247,7 +249,7 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
     if (last_ref_) keep.push_back(last_ref_);
     waits_on_slot = last_slot_ != nullptr;
   }
-  reap_copies();
+  reap_completed();
   for (auto& cp : copies_) {
     deps.push_back(cp.signal->handle);
     keep.push_back(cp.signal);
@@ -304,14 +306,15 @@ void HsaQueue::record(Event& event) {
   std::lock_guard lock(mutex_);
   throw_if_failed();
   std::vector<hsa_signal_t> deps;
-  reap_copies();
+  reap_completed();
   std::vector<SignalRef> copy_refs;
   for (auto& cp : copies_) {
     deps.push_back(cp.signal->handle);
     copy_refs.push_back(cp.signal);
   }
+  reap_completed();
   hsa_signal_t completion = ev->arm(HsaEvent::Kind::Marker, error_, "an event marker");
-  ev->keep(std::move(copy_refs));
+  markers_.push_back({ev->signal_ref(), std::move(copy_refs)});
   if (deps.empty()) {
     uint64_t idx;
     auto* p = static_cast<hsa_barrier_and_packet_t*>(reserve_packet(&idx));
@@ -347,6 +350,9 @@ void HsaQueue::throw_if_failed() {
     s.keep.clear();
     s.copy_waiter.reset();
   }
+  // Markers on the dead queue never complete: complete them as abandoned.
+  for (auto& m : markers_) api_.hsa_signal_store_relaxed(m.signal->handle, 0);
+  markers_.clear();
   last_signal_ = hsa_signal_t{0};
   last_ref_.reset();
   last_slot_ = nullptr;
@@ -384,7 +390,7 @@ void HsaQueue::synchronize() {
     throw_if_failed();
   }
   for (auto& cp : copies_) wait_signal(ctx_, cp.signal->handle, nullptr, "an async copy");
-  reap_copies();
+  reap_completed();
 }
 
 }  // namespace lrrt::rt::hsa

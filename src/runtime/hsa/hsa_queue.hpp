@@ -45,6 +45,14 @@ class HsaQueue final : public Queue {
     void* staging = nullptr;
     std::vector<SignalRef> keep;  // its dependency signals
   };
+  // A recorded marker's completion signal and the signals its barrier waits
+  // on. The queue, not the event, keeps them out of the signal pool until the
+  // barrier packet completed: re-recording the event meanwhile must not hand
+  // the still-queued packet's signal to the next operation.
+  struct PendingMarker {
+    SignalRef signal;
+    std::vector<SignalRef> keep;
+  };
 
   void create_hsa_queue();
   void destroy_hsa_queue();
@@ -57,7 +65,9 @@ class HsaQueue final : public Queue {
   void emit_barriers(std::vector<hsa_signal_t>& deps, hsa_signal_t last_completion);
   void collect_waits(EventList wait_for, std::vector<hsa_signal_t>& deps,
                      std::vector<SignalRef>& keep);
-  void reap_copies();
+  // Forgets copies and markers that completed (frees their staging memory
+  // and returns their signals to the pool).
+  void reap_completed();
   void throw_if_failed();
 
   HsaDevice& device_;
@@ -72,6 +82,7 @@ class HsaQueue final : public Queue {
   Slot* last_slot_ = nullptr;    // its slot when it was a dispatch on `own`
   SignalRef last_ref_;           // keeps last_signal_ alive when pooled
   std::vector<PendingCopy> copies_;
+  std::vector<PendingMarker> markers_;
   hsa_signal_t barrier_signal_{0};  // completion of dependency barriers
 };
 

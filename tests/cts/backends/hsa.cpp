@@ -43,19 +43,8 @@ class HsaBackend final : public Backend {
     Expectations e;
     e.device_usable_after_fault = true;  // the dead HSA queue is replaced
     e.fault_message_words = {"HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"};
-    // Known bug: the hsa backend waits for LRRT_HSA_TIMEOUT_MS (default two
-    // minutes) instead. Enable when hsa honours lr_set_wait_timeout_ms (the
-    // `hangs` suite then runs instead of reporting itself skipped).
-    e.honours_wait_timeout = false;
     e.timeout_names_kernel = true;
     e.args_have_names = false;  // clang-19 writes no .name for these kernels' arguments
-    // Known bug, found by this suite: re-recording an event whose last record
-    // is still pending returns that record's completion signal to the pool
-    // while its barrier-AND packet is in the queue (HsaEvent::arm replaces
-    // sig_ and clears keep_); the next signal taken from the pool is then
-    // completed by the old packet, and work deadlocks or completes early.
-    // Enable when the hsa queue keeps pending markers' signals alive.
-    e.rerecords_pending_events = false;
     e.marker_has_duration = false;
     return e;
   }
