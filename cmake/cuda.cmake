@@ -9,9 +9,9 @@
 #  - both present: the backend builds and every kernels/ source is built for
 #    sm_90 (cubin), compute_90 (PTX) and as a fatbin holding both.
 #
-# The cubin/fatbin parser (src/runtime/cuda/cuda_inspect.cpp) needs only
-# <elf.h>, so it goes into lrrt_runtime in every build (LRRT_HAVE_CUDA_INSPECT)
-# and `lrrt inspect` reads cubins even where the backend is skipped.
+# The cubin/fatbin/PTX reader is in lrrt_formats (src/formats/nvidia.cpp),
+# built everywhere, so `lrrt inspect` reads cubins even where the backend is
+# skipped.
 set(LRRT_HAVE_CUDA OFF)
 set(LRRT_CUDA_ARCH "90" CACHE STRING "SM version the NVIDIA kernels are built for (90 = sm_90)")
 
@@ -45,18 +45,6 @@ else()
   endif()
   message(STATUS "lrrt: cuda backend skipped: ${_lrrt_cuda_skip}")
 endif()
-
-# The parser goes into lrrt_runtime in every build; lrrt_runtime does not exist
-# yet here, so the call is deferred to the end of the top-level directory.
-function(_lrrt_add_cuda_inspect_sources)
-  if(NOT TARGET lrrt_runtime)
-    return()
-  endif()
-  target_sources(lrrt_runtime PRIVATE ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_inspect.cpp)
-  target_link_libraries(lrrt_runtime PRIVATE nlohmann_json::nlohmann_json)
-  target_compile_definitions(lrrt_runtime PUBLIC LRRT_HAVE_CUDA_INSPECT=1)
-endfunction()
-cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _lrrt_add_cuda_inspect_sources)
 
 # ---------------------------------------------------------------- NVIDIA kernels
 # lrrt_nvcc_build(<out-var> <source> <output-dir> <name>): rules for

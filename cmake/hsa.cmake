@@ -2,11 +2,10 @@
 #
 # The backend needs only headers at build time (Debian's libhsa-runtime-dev,
 # /usr/include/hsa): libhsa-runtime64 is dlopen'd at run time. The AMDGPU
-# code-object parser (src/runtime/hsa/code_object.cpp, offload_bundle.cpp)
-# needs only <elf.h> and msgpack-c, so `lrrt inspect` can read HSACOs even
-# when the backend itself is skipped.
+# code-object reader is in lrrt_formats (src/formats/amdgpu.cpp): it needs
+# only msgpack-c (LRRT_MSGPACK_INCLUDE_DIR, found here), so `lrrt inspect`
+# reads HSACOs even when the backend itself is skipped.
 set(LRRT_HAVE_HSA OFF)
-set(LRRT_HAVE_AMDGPU_CODE_OBJECTS OFF)
 
 find_path(LRRT_MSGPACK_INCLUDE_DIR msgpack.hpp)
 find_path(LRRT_HSA_INCLUDE_DIR hsa/hsa.h PATHS /opt/rocm/include)
@@ -20,10 +19,6 @@ elseif(NOT LRRT_HSA_INCLUDE_DIR)
   set(_lrrt_hsa_skip "hsa/hsa.h not found (apt install libhsa-runtime-dev)")
 endif()
 
-if(LRRT_MSGPACK_INCLUDE_DIR)
-  set(LRRT_HAVE_AMDGPU_CODE_OBJECTS ON)
-endif()
-
 if(_lrrt_hsa_skip STREQUAL "")
   set(LRRT_HAVE_HSA ON)
   string(APPEND LRRT_BACKEND_SUMMARY " hsa")
@@ -33,26 +28,6 @@ else()
     message(FATAL_ERROR "lrrt: LRRT_ENABLE_HSA=ON but ${_lrrt_hsa_skip}")
   endif()
   message(STATUS "lrrt: hsa backend skipped: ${_lrrt_hsa_skip}")
-endif()
-
-# The code-object parser goes into lrrt_runtime in every build that has
-# msgpack; when the backend is on, src/runtime/hsa/CMakeLists.txt adds the
-# rest. lrrt_runtime does not exist yet here, so the call is deferred to the
-# end of the top-level directory.
-function(_lrrt_add_amdgpu_code_object_sources)
-  if(NOT TARGET lrrt_runtime)
-    return()
-  endif()
-  target_sources(lrrt_runtime PRIVATE
-    ${PROJECT_SOURCE_DIR}/src/runtime/hsa/code_object.cpp
-    ${PROJECT_SOURCE_DIR}/src/runtime/hsa/offload_bundle.cpp
-    ${PROJECT_SOURCE_DIR}/src/runtime/hsa/kernargs.cpp)
-  target_include_directories(lrrt_runtime PRIVATE ${LRRT_MSGPACK_INCLUDE_DIR})
-  target_compile_definitions(lrrt_runtime PUBLIC LRRT_HAVE_AMDGPU_CODE_OBJECTS=1)
-  target_compile_definitions(lrrt_runtime PRIVATE MSGPACK_NO_BOOST=1)
-endfunction()
-if(LRRT_HAVE_AMDGPU_CODE_OBJECTS)
-  cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _lrrt_add_amdgpu_code_object_sources)
 endif()
 
 # ---------------------------------------------------------------- AMD kernels

@@ -128,11 +128,15 @@ typedef long long int64_t;
 
 // The generated code: an argument struct with the kernel's parameters (its
 // layout is natural alignment, as on the GPUs), a body taking the unpacked
-// parameters, an entry with the host ABI that catches exceptions, and a
-// registration in the library's kernel table.
+// parameters, an entry with the host ABI that catches exceptions, a
+// registration in the library's kernel table, and an exported kernel record
+// (the same facts as constant data, for tools that read the ELF file).
 #define LRRT_ARG_INFO(type, name) \
   lrrt_host_arg_t{#name, #type, 0, sizeof(type), lrrt::host_kernel::arg_kind<type>()},
 #define LRRT_ARG_OFFSET(type, name) offsetof(lrrt_args_t, name),
+#define LRRT_ARG_RECORD(type, name)                                                   \
+  ::lrrt::host_kernel::ArgRecordSpec{#name, #type, offsetof(lrrt_args_t, name), sizeof(type), \
+                                     ::lrrt::host_kernel::arg_kind<type>()},
 
 #define LRRT_KERNEL(kname, ...)                                                     \
   namespace lrrt_kernel_##kname {                                                    \
@@ -156,6 +160,14 @@ typedef long long int64_t;
       #kname, &entry, sizeof(lrrt_args_t), alignof(lrrt_args_t),                     \
       {LRRT_MAP(LRRT_ARG_INFO, LRRT_SEP_NONE, __VA_ARGS__)},                         \
       {LRRT_MAP(LRRT_ARG_OFFSET, LRRT_SEP_NONE, __VA_ARGS__)});                      \
+  static constexpr ::lrrt::host_kernel::ArgRecordSpec record_args[] = {              \
+      LRRT_MAP(LRRT_ARG_RECORD, LRRT_SEP_NONE, __VA_ARGS__)};                        \
+  extern "C" __attribute__((visibility("default"), used)) const                      \
+      ::lrrt::host_kernel::KernelRecord<::lrrt::host_kernel::record_size(#kname, record_args)> \
+          lrrt_host_kernel_record_##kname =                                          \
+              ::lrrt::host_kernel::make_record<::lrrt::host_kernel::record_size(     \
+                  #kname, record_args)>(#kname, sizeof(lrrt_args_t), alignof(lrrt_args_t), \
+                                        record_args);                                \
   }                                                                                  \
   static void lrrt_kernel_##kname::body(                                             \
       [[maybe_unused]] const lrrt_host_dispatch_state_t* lrrt_dispatch,              \
@@ -228,6 +240,69 @@ struct Registration {
     t.library.kernels = t.kernels.data();
   }
 };
+
+// A kernel record (include/lrrt/host_kernel_abi.h) built at compile time:
+// plain bytes, no pointers, so it needs no relocation and tools read it
+// straight from the file.
+struct ArgRecordSpec {
+  const char* name;
+  const char* type_name;
+  size_t offset;
+  size_t size;
+  uint32_t kind;
+};
+
+constexpr size_t record_strlen(const char* s) {
+  size_t n = 0;
+  while (s[n]) ++n;
+  return n;
+}
+
+template <size_t NArgs>
+constexpr size_t record_size(const char* kernel, const ArgRecordSpec (&args)[NArgs]) {
+  size_t n = sizeof(lrrt_host_kernel_record_t) + NArgs * sizeof(lrrt_host_arg_record_t) +
+             record_strlen(kernel) + 1;
+  for (const ArgRecordSpec& a : args) n += record_strlen(a.name) + 1 + record_strlen(a.type_name) + 1;
+  return (n + 7) / 8 * 8;
+}
+
+template <size_t Size>
+struct KernelRecord {
+  alignas(8) unsigned char bytes[Size];
+};
+
+template <size_t Size, size_t NArgs>
+constexpr KernelRecord<Size> make_record(const char* kernel, size_t kernarg_size,
+                                         size_t kernarg_align, const ArgRecordSpec (&args)[NArgs]) {
+  KernelRecord<Size> r{};
+  size_t strings = sizeof(lrrt_host_kernel_record_t) + NArgs * sizeof(lrrt_host_arg_record_t);
+  auto put32 = [&r](size_t at, size_t value) {
+    for (size_t i = 0; i < 4; ++i) r.bytes[at + i] = static_cast<unsigned char>(value >> (8 * i));
+  };
+  auto put_string = [&r, &strings](const char* s) {
+    size_t at = strings;
+    for (size_t i = 0; s[i]; ++i) r.bytes[strings++] = static_cast<unsigned char>(s[i]);
+    r.bytes[strings++] = 0;
+    return at;
+  };
+  put32(0, LRRT_HOST_KERNEL_RECORD_MAGIC);
+  put32(4, LRRT_HOST_KERNEL_RECORD_VERSION);
+  put32(8, Size);
+  put32(12, put_string(kernel));
+  put32(16, kernarg_size);
+  put32(20, kernarg_align);
+  put32(24, 0);  // static shared bytes: not known to the preprocessor
+  put32(28, NArgs);
+  for (size_t i = 0; i < NArgs; ++i) {
+    size_t at = sizeof(lrrt_host_kernel_record_t) + i * sizeof(lrrt_host_arg_record_t);
+    put32(at, put_string(args[i].name));
+    put32(at + 4, put_string(args[i].type_name));
+    put32(at + 8, args[i].offset);
+    put32(at + 12, args[i].size);
+    put32(at + 16, args[i].kind);
+  }
+  return r;
+}
 
 }  // namespace lrrt::host_kernel
 

@@ -5,9 +5,9 @@
  * (shared by every workgroup of the launch) and a per-workgroup state.
  *
  * A host code object is an ELF shared object for the host architecture that
- * exports `lrrt_host_library_query`. Kernels written with kernels/lrrt_kernel.h
- * get all of this generated; hand-written libraries can fill the tables
- * themselves.
+ * exports `lrrt_host_library_query` (and, for tools, one kernel record per
+ * kernel: see below). Kernels written with kernels/lrrt_kernel.h get all of
+ * this generated; hand-written libraries can fill the tables themselves.
  */
 #ifndef LRRT_HOST_KERNEL_ABI_H_
 #define LRRT_HOST_KERNEL_ABI_H_
@@ -74,6 +74,43 @@ typedef struct lrrt_host_library_t {
 typedef const lrrt_host_library_t *(*lrrt_host_library_query_fn_t)(
     uint32_t abi_version);
 #define LRRT_HOST_LIBRARY_QUERY_SYMBOL "lrrt_host_library_query"
+
+/* Kernel records: a description of each kernel that tools read from the
+ * library's ELF file without loading it (no constructor runs), e.g.
+ * `lrrt inspect`. Each kernel exports one relocation-free data object named
+ * LRRT_HOST_KERNEL_RECORD_PREFIX + kernel name (lrrt_host_kernel_record_saxpy)
+ * in the dynamic symbol table. kernels/lrrt_kernel.h generates them; a
+ * library without records still loads and runs (the runtime uses the query
+ * function above), only tools cannot list its kernels.
+ *
+ * Layout, little-endian, every offset counted from the record's first byte:
+ *   lrrt_host_kernel_record_t                   (32 bytes)
+ *   lrrt_host_arg_record_t[arg_count]           (20 bytes each)
+ *   NUL-terminated strings the offsets point at
+ * `size` covers all of it (padding included) and is at most the symbol's
+ * st_size. */
+#define LRRT_HOST_KERNEL_RECORD_PREFIX "lrrt_host_kernel_record_"
+#define LRRT_HOST_KERNEL_RECORD_MAGIC 0x4b48524cu /* "LRHK" */
+#define LRRT_HOST_KERNEL_RECORD_VERSION 1u
+
+typedef struct lrrt_host_kernel_record_t {
+  uint32_t magic;   /* LRRT_HOST_KERNEL_RECORD_MAGIC */
+  uint32_t version; /* LRRT_HOST_KERNEL_RECORD_VERSION */
+  uint32_t size;    /* bytes of the whole record */
+  uint32_t name;    /* offset of the kernel's name */
+  uint32_t kernarg_size;
+  uint32_t kernarg_align;
+  uint32_t static_shared_bytes;
+  uint32_t arg_count;
+} lrrt_host_kernel_record_t;
+
+typedef struct lrrt_host_arg_record_t {
+  uint32_t name;      /* offset of the argument's name */
+  uint32_t type_name; /* offset of the type as written in the source */
+  uint32_t offset;
+  uint32_t size;
+  uint32_t kind; /* lrrt_host_arg_kind_t */
+} lrrt_host_arg_record_t;
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "lrrt/formats/kernel.hpp"
 #include "lrrt/lrrt.h"
 
 namespace lrrt::rt {
@@ -62,43 +63,11 @@ struct DeviceProperties {
   std::vector<std::pair<std::string, std::string>> extra;
 };
 
-struct KernelArgInfo {
-  uint32_t offset = 0;
-  uint32_t size = 0;
-  lr_arg_kind_t kind = LR_ARG_BY_VALUE;
-  std::string value_kind;  // the code object's own word: by_value, global_buffer, hidden_*
-  std::string name;        // when recorded
-  std::string type_name;   // when recorded
-  std::string address_space;  // AMD metadata: global, generic, ...
-};
-
-struct KernelInfo {
-  std::string name;
-  std::string symbol;
-  bool has_arg_layout = false;
-  std::vector<KernelArgInfo> args;  // explicit first, then hidden, metadata order
-  uint32_t kernarg_size = 0;
-  uint32_t kernarg_align = 8;
-  uint32_t group_segment_size = 0;
-  uint32_t private_segment_size = 0;
-  uint32_t max_workgroup_size = 0;
-  uint32_t wavefront_size = 0;
-  uint32_t sgpr_count = 0;
-  uint32_t vgpr_count = 0;
-
-  uint32_t explicit_arg_count() const {
-    uint32_t n = 0;
-    for (const auto& a : args) n += a.kind != LR_ARG_HIDDEN;
-    return n;
-  }
-  // Bytes of explicit arguments: end of the last explicit argument.
-  uint32_t explicit_kernarg_size() const {
-    uint32_t end = 0;
-    for (const auto& a : args)
-      if (a.kind != LR_ARG_HIDDEN && a.offset + a.size > end) end = a.offset + a.size;
-    return end;
-  }
-};
+// A kernel's description is the code-object readers' (lrrt_formats): the
+// backends fill it from metadata, kernel tables or the driver.
+using KernelArgInfo = formats::KernelArgInfo;
+using KernelInfo = formats::KernelInfo;
+using formats::ArgKind;
 
 class Event {
  public:

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "error.hpp"
+#include "lrrt/formats/error.hpp"
+#include "lrrt/formats/kernel.hpp"
 #include "lrrt/lrrt.h"
 #include "runtime.hpp"
 #include "staging.hpp"
@@ -16,6 +18,15 @@ using lrrt::rt::DeviceState;
 using lrrt::rt::Error;
 using lrrt::rt::Event;
 using lrrt::rt::Runtime;
+
+namespace formats = lrrt::formats;
+
+// lrrt_formats' argument kinds are the ABI's, value for value.
+static_assert(static_cast<int>(formats::ArgKind::ByValue) == LR_ARG_BY_VALUE);
+static_assert(static_cast<int>(formats::ArgKind::GlobalBuffer) == LR_ARG_GLOBAL_BUFFER);
+static_assert(static_cast<int>(formats::ArgKind::DynamicShared) == LR_ARG_DYNAMIC_SHARED);
+static_assert(static_cast<int>(formats::ArgKind::Hidden) == LR_ARG_HIDDEN);
+static_assert(static_cast<int>(formats::ArgKind::Other) == LR_ARG_OTHER);
 
 namespace {
 
@@ -30,6 +41,10 @@ lr_status_t guard(const char* function, F&& body) noexcept {
   } catch (const Error& e) {
     t_last_error = std::string(function) + ": " + e.what();
     return e.status();
+  } catch (const formats::FormatError& e) {
+    // A code object that is not what it claims to be (lrrt_formats' readers).
+    t_last_error = std::string(function) + ": " + e.what();
+    return LR_ERROR_INVALID_IMAGE;
   } catch (const std::bad_alloc&) {
     t_last_error = std::string(function) + ": out of host memory";
     return LR_ERROR_OUT_OF_MEMORY;
@@ -536,7 +551,7 @@ lr_status_t lr_kernel_get_arg(lr_kernel_t* kernel, uint32_t index, lr_kernel_arg
     *arg = {};
     arg->offset = a.offset;
     arg->size = a.size;
-    arg->kind = a.kind;
+    arg->kind = static_cast<lr_arg_kind_t>(a.kind);  // same values (checked below)
     copy_string(arg->value_kind, sizeof(arg->value_kind), a.value_kind);
     copy_string(arg->name, sizeof(arg->name), a.name);
   });

@@ -3,11 +3,13 @@
 
 usage: compare_readelf.py LRRT LLVM_READELF FILE
 
-Every kernel's symbol, kernarg size/alignment, group/private segment sizes and
-every argument (offset, size, value kind; hidden ones included) must match the
-NT_AMDGPU_METADATA note as LLVM prints it; so must target and version. For an
+Every kernel's symbol, kernarg size/alignment, group/private segment sizes,
+workgroup size, wavefront size, register counts and every argument (offset,
+size, value kind, address space; hidden ones included) must match the
+NT_AMDGPU_METADATA note as LLVM prints it; so must target and versions. For an
 offload bundle each AMDGPU entry is extracted with clang-offload-bundler (next
-to llvm-readelf) and compared with its object in the inspect output.
+to llvm-readelf) and compared with its target in the inspect output (the
+document's shape: docs/code-objects.md).
 """
 import json
 import os
@@ -80,13 +82,18 @@ def readelf_metadata(readelf, path):
     return doc
 
 
-def compare(obj, md, abi_version, label):
+def compare(target, md, abi_version, label):
+    """One target of the inspect document against the note as LLVM prints it."""
     errors = []
-    if obj["targets"] != [md["amdhsa.target"]]:
-        errors.append(f"{label}: target {obj['targets']} vs {md['amdhsa.target']}")
-    if obj.get("code_object_version") != abi_version + 2:  # ELF ABI version 2 = v4
-        errors.append(f"{label}: code object version {obj.get('code_object_version')} vs ELF ABI version {abi_version}")
-    mine = {k["name"]: k for k in obj["kernels"]}
+    mine_target = f"{target.get('triple')}--{target['target']}"
+    if mine_target != md["amdhsa.target"]:
+        errors.append(f"{label}: target {mine_target} vs {md['amdhsa.target']}")
+    if target.get("code_object_version") != abi_version + 2:  # ELF ABI version 2 = v4
+        errors.append(f"{label}: code object version {target.get('code_object_version')} vs ELF ABI version {abi_version}")
+    version = ".".join(str(v) for v in md.get("amdhsa.version", []))
+    if target.get("metadata_version") != version:
+        errors.append(f"{label}: metadata version {target.get('metadata_version')} vs {version}")
+    mine = {k["name"]: k for k in target["kernels"]}
     theirs = {k[".name"]: k for k in md.get("amdhsa.kernels", [])}
     if set(mine) != set(theirs):
         errors.append(f"{label}: kernels {sorted(mine)} vs {sorted(theirs)}")
@@ -95,11 +102,14 @@ def compare(obj, md, abi_version, label):
         for field, key in (("symbol", ".symbol"), ("kernarg_size", ".kernarg_segment_size"),
                            ("kernarg_align", ".kernarg_segment_align"),
                            ("group_segment_size", ".group_segment_fixed_size"),
-                           ("private_segment_size", ".private_segment_fixed_size")):
-            if a[field] != b.get(key):
-                errors.append(f"{label}: {name}.{field} {a[field]} vs {key} {b.get(key)}")
-        args_a = [(x["offset"], x["size"], x["kind"]) for x in a["args"]]
-        args_b = [(x[".offset"], x[".size"], x[".value_kind"]) for x in b.get(".args", [])]
+                           ("private_segment_size", ".private_segment_fixed_size"),
+                           ("max_workgroup_size", ".max_flat_workgroup_size"),
+                           ("wavefront_size", ".wavefront_size"),
+                           ("sgpr_count", ".sgpr_count"), ("vgpr_count", ".vgpr_count")):
+            if a.get(field) != b.get(key):
+                errors.append(f"{label}: {name}.{field} {a.get(field)} vs {key} {b.get(key)}")
+        args_a = [(x["offset"], x["size"], x["value_kind"], x.get("address_space")) for x in a["args"]]
+        args_b = [(x[".offset"], x[".size"], x[".value_kind"], x.get(".address_space")) for x in b.get(".args", [])]
         if args_a != args_b:
             errors.append(f"{label}: {name} args differ:\n  lrrt    {args_a}\n  readelf {args_b}")
     return errors
@@ -111,24 +121,27 @@ def main():
                                     capture_output=True, text=True).stdout)
     errors = []
     checked = 0
-    if doc["format"] == "hsaco":
-        errors += compare(doc, readelf_metadata(readelf, path), readelf_abi_version(readelf, path),
+    obj = doc["objects"][0]
+    hsacos = [t for t in obj["targets"] if t["format"] == "hsaco"]
+    if obj["format"] == "hsaco":
+        errors += compare(hsacos[0], readelf_metadata(readelf, path), readelf_abi_version(readelf, path),
                           os.path.basename(path))
-        checked = len(doc["kernels"])
-    elif doc["format"] == "clang-offload-bundle":
+        checked = len(hsacos[0]["kernels"])
+    elif obj["format"] == "clang-offload-bundle":
         bundler = readelf.replace("llvm-readelf", "clang-offload-bundler")
         with tempfile.TemporaryDirectory() as tmp:
-            for obj in doc["objects"]:
+            for t in hsacos:
                 out = os.path.join(tmp, "entry.hsaco")
                 subprocess.run([bundler, "--unbundle", "--type=o", f"--input={path}",
-                                f"--targets={obj['bundle_entry_id']}", f"--output={out}"], check=True)
-                errors += compare(obj, readelf_metadata(readelf, out), readelf_abi_version(readelf, out),
-                                  obj["bundle_entry_id"])
-                checked += len(obj["kernels"])
-        if len(doc["objects"]) < 2:
+                                f"--targets={t['entry']}", f"--output={out}"], check=True)
+                if os.path.getsize(out) != t["size"]:
+                    errors.append(f"{t['entry']}: size {t['size']} vs {os.path.getsize(out)} unbundled")
+                errors += compare(t, readelf_metadata(readelf, out), readelf_abi_version(readelf, out), t["entry"])
+                checked += len(t["kernels"])
+        if len(hsacos) < 2:
             errors.append("expected several AMDGPU targets in the bundle")
     else:
-        errors.append(f"unexpected format {doc['format']}")
+        errors.append(f"unexpected format {obj['format']}")
     for e in errors:
         print("MISMATCH", e)
     print(f"{path}: {checked} kernel(s) compared, {len(errors)} mismatch(es)")

@@ -15,3 +15,13 @@ LRRT_KERNEL(write_to_address, (uint64_t, address)) {
     if (LRRT_GLOBAL_ID_X == 0) *(volatile uint32_t*)address = 1;  // 64-bit targets only
   }
 }
+
+// A constructor with a visible side effect, so tests can tell whether a tool
+// loaded this library: `lrrt inspect` must not (it reads the file only).
+#include <cstdio>
+#include <cstdlib>
+
+__attribute__((constructor)) static void lrrt_test_mark_loaded() {
+  if (const char* path = std::getenv("LRRT_TEST_LOAD_MARKER"))
+    if (FILE* f = std::fopen(path, "w")) std::fclose(f);
+}

@@ -62,7 +62,7 @@ TEST_CASE("hsa aql: dispatch fields, setup dimensions and publication") {
   CHECK(p.completion_signal.handle == 77);
   CHECK(p.reserved0 == 0);
   CHECK(p.reserved2 == 0);
-  uint16_t dims = amdgpu::grid_dims(c);
+  uint16_t dims = hsa::grid_dims(c);
   CHECK(dims == 2);
   hsa::publish_packet(&p, hsa::kDispatchHeader, hsa::dispatch_setup(dims));
   CHECK(p.header == hsa::kDispatchHeader);
@@ -71,9 +71,9 @@ TEST_CASE("hsa aql: dispatch fields, setup dimensions and publication") {
   LaunchConfig one;
   one.grid = {4, 1, 1};
   one.block = {64, 1, 1};
-  CHECK(amdgpu::grid_dims(one) == 1);
+  CHECK(hsa::grid_dims(one) == 1);
   LaunchConfig three;
   three.grid = {1, 1, 2};
-  CHECK(amdgpu::grid_dims(three) == 3);
+  CHECK(hsa::grid_dims(three) == 3);
 }
 #endif

@@ -3,7 +3,7 @@
 // dispatch, kernarg bytes as the packet processor saw them, copies, events
 // across queues, bundles, errors and fault injection. Behaviour every backend
 // shares is in the conformance suite (tests/cts, run as cts.hsa.*).
-#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_HSA_KERNELS)
+#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_AMD_KERNELS)
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
@@ -197,7 +197,7 @@ TEST_CASE("hsa stand-in: code object v4 and v6, bundle, wrong target") {
   run_saxpy(fx, *v4, *q, 300, 64);
   auto v6 = fx.load("saxpy.gfx1100.v6.hsaco");
   run_saxpy(fx, *v6, *q, 300, 64);
-#if defined(LRRT_TEST_HSA_BUNDLES)
+#if defined(LRRT_TEST_AMD_BUNDLES)
   auto bundle = fx.load("saxpy.bundle.hsaco");
   run_saxpy(fx, *bundle, *q, 300, 128);
 #endif

@@ -1,14 +1,24 @@
+// Modules from cubin, PTX (JIT-compiled by the driver, its log in the error)
+// and fatbin; kernels with their parameter layout from cuFuncGetParamInfo, or
+// from the image itself (lrrt_formats' NVIDIA reader) on older drivers.
 #include "cuda_executable.hpp"
 
 #include <bit>
 #include <cstring>
 
-#include "code_object_format.hpp"
 #include "cuda_device.hpp"
-#include "cuda_inspect.hpp"
+#include "lrrt/formats/format.hpp"
+#include "lrrt/formats/nvidia.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
+
+using formats::nvidia::check_image_for_device;
+using formats::nvidia::describe_image_targets;
+using formats::nvidia::image_kernel;
+using formats::nvidia::image_kernel_names;
+using formats::nvidia::ImageKernel;
+using formats::nvidia::ImageParam;
 
 std::string trim_log(const char* log) {
   std::string s(log);
@@ -21,11 +31,10 @@ std::string trim_log(const char* log) {
 // ---------------------------------------------------------------- loading
 
 std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> image) {
-  CodeObjectFormat format = detect_code_object_format(image);
-  if (format_backend(format) != "cuda")
+  if (formats::format_backend(formats::detect_format(image)) != "cuda")
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
                "the cuda backend cannot load {}: it takes cubins, fatbins and PTX",
-               describe_code_object(image));
+               formats::describe_format(image));
   if (std::string why = check_image_for_device(image, sm_, description_); !why.empty())
     LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", why);
 
@@ -52,7 +61,7 @@ std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> image
     if (status == LR_ERROR_RUNTIME || status == LR_ERROR_INVALID_ARGUMENT)
       status = LR_ERROR_INVALID_IMAGE;
     LRRT_THROW_AT(status, "loading {} ({}) on {} failed: cuModuleLoadDataEx: {}{}{}",
-                  describe_code_object(image), describe_image_targets(image), description_,
+                  formats::describe_format(image), describe_image_targets(image), description_,
                   cu_error_text(r), log.empty() ? "" : "; JIT log: ", log);
   }
   owned.resize(image.size());
@@ -157,14 +166,14 @@ KernelInfo CudaModule::describe(CUfunction function, const std::string& name) co
     KernelArgInfo& a = args[i];
     // The driver and cubins record offsets and sizes only: whether an
     // argument is a pointer is unknown (LR_ARG_OTHER) unless PTX says `.ptr`.
-    a.kind = LR_ARG_OTHER;
+    a.kind = ArgKind::Other;
     a.value_kind = "unknown";
     if (recorded && i < recorded->params.size()) {
       const ImageParam& p = recorded->params[i];
       a.name = p.name;
       a.type_name = p.type;
       if (p.pointer) {
-        a.kind = LR_ARG_GLOBAL_BUFFER;
+        a.kind = ArgKind::GlobalBuffer;
         a.value_kind = "global_buffer";
         a.address_space = "global";
       }

@@ -1,7 +1,8 @@
 #include "host_executable.hpp"
 
-#include "code_object_format.hpp"
 #include "error.hpp"
+#include "lrrt/formats/format.hpp"
+#include "lrrt/formats/host_library.hpp"
 
 namespace lrrt::rt::host {
 namespace {
@@ -18,37 +19,17 @@ const lrrt_host_library_t* query_library(const HostSymbols& symbols) {
 
 // The image, once it is known to be a host shared object.
 std::span<const std::byte> host_image(std::span<const std::byte> image) {
-  auto format = detect_code_object_format(image);
-  if (format != CodeObjectFormat::HostSharedObject)
+  if (formats::detect_format(image) != formats::Format::HostSharedObject)
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
                "the code object is {}; the host device runs host shared objects (*.host.so)",
-               describe_code_object(image));
+               formats::describe_format(image));
   return image;
 }
 
 }  // namespace
 
-HostKernel::HostKernel(const lrrt_host_kernel_t& desc) : entry_(desc.entry) {
-  info_.name = desc.name ? desc.name : "";
-  info_.symbol = info_.name;
-  info_.has_arg_layout = true;
-  info_.kernarg_size = desc.kernarg_size;
-  info_.kernarg_align = desc.kernarg_align;
-  info_.group_segment_size = desc.static_shared_bytes;
-  info_.max_workgroup_size = 0;
-  for (uint32_t i = 0; i < desc.arg_count; ++i) {
-    const auto& a = desc.args[i];
-    KernelArgInfo arg;
-    arg.offset = a.offset;
-    arg.size = a.size;
-    bool pointer = a.kind == LRRT_HOST_ARG_POINTER;
-    arg.kind = pointer ? LR_ARG_GLOBAL_BUFFER : LR_ARG_BY_VALUE;
-    arg.value_kind = pointer ? "global_buffer" : "by_value";
-    arg.name = a.name ? a.name : "";
-    arg.type_name = a.type_name ? a.type_name : "";
-    info_.args.push_back(std::move(arg));
-  }
-}
+HostKernel::HostKernel(const lrrt_host_kernel_t& desc)
+    : info_(formats::host::kernel_info(desc)), entry_(desc.entry) {}
 
 HostModule::HostModule(std::span<const std::byte> image) : library_(host_image(image)) {
   const lrrt_host_library_t* lib = query_library(library_.symbols());
@@ -74,13 +55,6 @@ Kernel& HostModule::kernel(std::string_view name) {
 std::vector<std::string> HostModule::kernel_names() const {
   std::vector<std::string> out;
   for (auto& [n, k] : kernels_) out.push_back(n);
-  return out;
-}
-
-std::vector<KernelInfo> describe_host_library(std::span<const std::byte> image) {
-  HostModule module(image);
-  std::vector<KernelInfo> out;
-  for (const auto& name : module.kernel_names()) out.push_back(module.kernel(name).info());
   return out;
 }
 

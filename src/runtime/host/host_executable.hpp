@@ -35,8 +35,4 @@ class HostModule final : public Module {
   std::map<std::string, std::unique_ptr<HostKernel>, std::less<>> kernels_;
 };
 
-// Reads the kernel table of a host shared object on disk or in memory,
-// for `lrrt inspect` (loads the library: it runs its constructors).
-std::vector<KernelInfo> describe_host_library(std::span<const std::byte> image);
-
 }  // namespace lrrt::rt::host

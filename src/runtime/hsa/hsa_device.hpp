@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "code_object.hpp"
 #include "hsa_status.hpp"
+#include "lrrt/formats/amdgpu.hpp"
 
 namespace lrrt::rt::hsa {
+
+namespace amdgpu = formats::amdgpu;  // target IDs, code-object metadata
 
 // The loaded library and the agents; shared by the backend and its devices so
 // hsa_shut_down runs after the last device is gone.

@@ -1,26 +1,29 @@
-// Kernels are described by the code object's metadata note and the loader's
-// symbol information.
+// Code objects -> HSA executables: HSACO or clang offload bundle, checked
+// against the agent's ISA, loaded through a code object reader; kernels
+// described by the metadata note and the loader's symbol information.
 #include "hsa_executable.hpp"
 
-#include "code_object_format.hpp"
-#include "offload_bundle.hpp"
+#include "lrrt/formats/format.hpp"
+#include "lrrt/formats/offload_bundle.hpp"
 
 namespace lrrt::rt::hsa {
 
+// Code-object errors from lrrt_formats (FormatError) reach the C ABI, which
+// reports them as LR_ERROR_INVALID_IMAGE.
 HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : device_(device) {
   const HsaSymbols& api = device.api();
   const auto& agent_target = device.target();
   std::span<const std::byte> elf = image;
-  auto format = detect_code_object_format(image);
-  if (format == CodeObjectFormat::ClangOffloadBundle) {
-    auto entries = amdgpu::parse_offload_bundle(image);
-    elf = amdgpu::select_bundle_entry(entries, agent_target).image;
-  } else if (format != CodeObjectFormat::AmdgpuElf) {
+  auto format = formats::detect_format(image);
+  if (format == formats::Format::OffloadBundle || format == formats::Format::CompressedOffloadBundle) {
+    auto entries = formats::parse_offload_bundle(image);
+    elf = formats::select_bundle_entry(entries, agent_target).image;
+  } else if (format != formats::Format::Hsaco) {
     LRRT_THROW(LR_ERROR_INVALID_IMAGE, "the hsa backend cannot load {}; it takes AMDGPU code "
                "objects (HSACO) and clang offload bundles",
-               describe_code_object(image));
+               formats::describe_format(image));
   }
-  amdgpu::CodeObjectInfo co = amdgpu::parse_code_object(elf);
+  amdgpu::CodeObject co = amdgpu::parse_code_object(elf);
   if (!amdgpu::target_compatible(co.target_id, agent_target))
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
                "the code object is built for {}, but hsa device '{}' is {}; rebuild with "

@@ -69,7 +69,7 @@ class HsaNativeBaseline final : public native::Baseline {
         (!args.empty() && std::memcmp(packed_args_.data(), args.data(), args.size()) != 0)) {
       packed_.assign(std::max<size_t>(k.kernarg_size, args.size()), std::byte{0});
       if (packed_.size() > kKernargBytes) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernarg segment too large");
-      amdgpu::pack_kernargs(k.info_, config, args, packed_);
+      pack_kernargs(k.info_, config, args, packed_);
       packed_kernel_ = kernel;
       packed_config_ = config;
       packed_args_.assign(args.begin(), args.end());
@@ -84,7 +84,7 @@ class HsaNativeBaseline final : public native::Baseline {
         static_cast<std::byte*>(queue_->base_address) + (index & (queue_->size - 1)) * kAqlPacketBytes);
     encode_dispatch(p, config, k.kernel_object, kernarg, k.group_segment_size, k.private_segment_size,
                     completion);
-    publish_packet(p, kDispatchHeader, dispatch_setup(amdgpu::grid_dims(config)));
+    publish_packet(p, kDispatchHeader, dispatch_setup(grid_dims(config)));
     api_.hsa_signal_store_screlease(queue_->doorbell_signal, hsa_signal_value_t(index));
     last_ = completion;
     ++next_;

@@ -170,7 +170,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   auto* k = dynamic_cast<HsaKernel*>(&kernel);
   if (!k) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the kernel was not loaded by the hsa backend");
   const KernelInfo& info = k->info_;
-  amdgpu::check_explicit_args(info, args.size());
+  check_explicit_args(info, args.size());
   const auto& props = device_.properties();
   uint64_t wg = c.block.product();
   if (wg == 0 || c.grid.product() == 0)
@@ -210,7 +210,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
 
   size_t bytes = std::max<size_t>(k->kernarg_size, args.size());
   Slot& s = acquire_slot(bytes);
-  amdgpu::pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity));
+  pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity));
   hsa_signal_t completion;
   if (auto* ev = dynamic_cast<HsaEvent*>(signal)) {
     completion = ev->arm(HsaEvent::Kind::Dispatch, error_,
@@ -228,7 +228,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   auto* p = static_cast<hsa_kernel_dispatch_packet_t*>(reserve_packet(&idx));
   encode_dispatch(p, c, k->kernel_object, s.kernarg, uint32_t(group), k->private_segment_size,
                   completion);
-  publish_packet(p, kDispatchHeader, dispatch_setup(amdgpu::grid_dims(c)));
+  publish_packet(p, kDispatchHeader, dispatch_setup(grid_dims(c)));
   ring_doorbell(idx);
   last_signal_ = completion;
   last_ref_ = s.event_signal;

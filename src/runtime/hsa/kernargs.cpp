@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "lrrt/formats/amdgpu.hpp"
 
-namespace lrrt::rt::amdgpu {
+namespace lrrt::rt::hsa {
 namespace {
 
 void put(std::span<std::byte> out, uint32_t offset, uint32_t size, uint64_t value) {
@@ -32,19 +33,9 @@ uint64_t hidden_value(std::string_view vk, const LaunchConfig& c) {
 
 }  // namespace
 
-uint32_t hidden_args_offset(const KernelInfo& info) {
-  uint32_t first = info.kernarg_size;
-  for (const auto& a : info.args)
-    if (a.kind == LR_ARG_HIDDEN && a.offset < first) first = a.offset;
-  return first;
-}
-
 void check_explicit_args(const KernelInfo& info, size_t args_size) {
   uint32_t need = info.explicit_kernarg_size();
-  // Up to the hidden block, or the explicit size rounded up to the segment's
-  // alignment (a packed struct's sizeof) when the hidden block is absent.
-  uint32_t align = info.kernarg_align ? info.kernarg_align : 8;
-  uint32_t max = std::max(hidden_args_offset(info), (need + align - 1) / align * align);
+  uint32_t max = formats::amdgpu::max_explicit_args_size(info);
   if (args_size < need || args_size > max) {
     if (need == max)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
@@ -71,20 +62,7 @@ void pack_kernargs(const KernelInfo& info, const LaunchConfig& config,
   std::memcpy(out.data(), args.data(), args.size());
   std::memset(out.data() + args.size(), 0, total - args.size());
   for (const auto& a : info.args)
-    if (a.kind == LR_ARG_HIDDEN) put(out, a.offset, a.size, hidden_value(a.value_kind, config));
+    if (a.kind == ArgKind::Hidden) put(out, a.offset, a.size, hidden_value(a.value_kind, config));
 }
 
-bool read_hidden_arg(const KernelInfo& info, std::span<const std::byte> k,
-                     std::string_view value_kind, uint64_t* value) {
-  for (const auto& a : info.args) {
-    if (a.value_kind != value_kind) continue;
-    if (a.size > 8 || uint64_t(a.offset) + a.size > k.size()) return false;
-    uint64_t v = 0;
-    std::memcpy(&v, k.data() + a.offset, a.size);
-    *value = v;
-    return true;
-  }
-  return false;
-}
-
-}  // namespace lrrt::rt::amdgpu
+}  // namespace lrrt::rt::hsa

@@ -28,8 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "code_object.hpp"
-#include "kernargs.hpp"
+#include "lrrt/formats/amdgpu.hpp"
 #include "lrrt/host_kernel_abi.h"
 #include "standin_hooks.h"
 
@@ -224,7 +223,7 @@ const lrrt_host_kernel_t* find_host_kernel(const std::string& name) {
 
 // ------------------------------------------------------------ executables
 struct SKernel {
-  lrrt::rt::KernelInfo info;
+  lrrt::formats::KernelInfo info;
   const lrrt_host_kernel_t* host = nullptr;
 };
 struct SReader {
@@ -290,12 +289,12 @@ bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t hea
   static const char* kSize[] = {"hidden_group_size_x", "hidden_group_size_y", "hidden_group_size_z"};
   for (int d = 0; d < 3; ++d) {
     uint64_t v;
-    if (lrrt::rt::amdgpu::read_hidden_arg(k->info, ka, kSize[d], &v)) {
+    if (lrrt::formats::amdgpu::read_hidden_arg(k->info, ka, kSize[d], &v)) {
       rec.used_hidden_args = 1;
       if (v != wg[d]) rec.hidden_mismatch = 1;
       wg[d] = uint32_t(v);
     }
-    if (lrrt::rt::amdgpu::read_hidden_arg(k->info, ka, kCount[d], &v)) {
+    if (lrrt::formats::amdgpu::read_hidden_arg(k->info, ka, kCount[d], &v)) {
       rec.used_hidden_args = 1;
       if (v != count_[d]) rec.hidden_mismatch = 1;
       count_[d] = uint32_t(v);
@@ -790,9 +789,9 @@ EXPORT hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t e, hs
   if (!exe || !reader || agent.handle != kGpuAgent) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (exe->frozen) return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
   try {
-    auto co = lrrt::rt::amdgpu::parse_code_object(reader->bytes);
-    auto agent_id = lrrt::rt::amdgpu::parse_target_id(state().isa);
-    if (!lrrt::rt::amdgpu::target_compatible(co.target_id, agent_id))
+    auto co = lrrt::formats::amdgpu::parse_code_object(reader->bytes);
+    auto agent_id = lrrt::formats::amdgpu::parse_target_id(state().isa);
+    if (!lrrt::formats::amdgpu::target_compatible(co.target_id, agent_id))
       return HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS;
     for (auto& k : co.kernels) {
       auto sk = std::make_unique<SKernel>();

@@ -1,10 +1,7 @@
-// Reads NVIDIA code objects from their bytes alone (no driver, no cuda.h):
-// cubins (ELF, e_machine EM_CUDA), fatbin containers and PTX text. Used by
-// the cuda backend (arch checks before loading, kernel names, parameter
-// layout when the driver has no cuFuncGetParamInfo) and by `lrrt inspect`.
-//
-// This file is compiled into lrrt_runtime in every build, also where the
-// cuda backend itself is skipped (LRRT_HAVE_CUDA_INSPECT is defined then).
+// NVIDIA code objects read from their bytes alone (no driver, no cuda.h):
+// cubins (ELF, e_machine EM_CUDA), fatbin containers and PTX text. Used by the
+// cuda backend (arch checks before loading, kernel names, parameter layout
+// when the driver has no cuFuncGetParamInfo) and by `lrrt inspect`.
 //
 // Formats, as read from nvcc 13.0 output:
 //  - cubin: ELF64; EI_ABIVERSION >= 8 keeps the SM number in e_flags bits
@@ -31,54 +28,57 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "lrrt/formats/error.hpp"
 
-namespace lrrt::rt::cuda {
+namespace lrrt::formats::nvidia {
 
 struct ImageParam {
   uint32_t ordinal = 0;
   uint32_t offset = 0;
   uint32_t size = 0;
-  uint32_t align = 0;        // PTX .align, or 0 when not recorded
-  bool pointer = false;      // PTX `.ptr` parameters (Triton writes them)
-  std::string type;          // PTX type (.u64, .b8[16]); empty for cubins
-  std::string name;          // PTX parameter name; empty for cubins
+  uint32_t align = 0;    // PTX .align, or 0 when not recorded
+  bool pointer = false;  // PTX `.ptr` parameters (Triton writes them)
+  std::string type;      // PTX type (.u64, .b8[16]); empty for cubins
+  std::string name;      // PTX parameter name; empty for cubins
 };
 
 struct ImageKernel {
   std::string name;
-  bool has_params = false;       // the image recorded the parameter layout
-  std::vector<ImageParam> params;  // by ordinal
-  uint32_t param_bytes = 0;      // EIATTR_CBANK_PARAM_SIZE or end of last param
-  int32_t registers = -1;        // cubin: EIATTR_REGCOUNT
-  int32_t frame_bytes = -1;      // cubin: EIATTR_FRAME_SIZE
+  bool has_params = false;           // the image recorded the parameter layout
+  std::vector<ImageParam> params;    // by ordinal
+  uint32_t param_bytes = 0;          // EIATTR_CBANK_PARAM_SIZE or end of last param
+  int32_t registers = -1;            // cubin: EIATTR_REGCOUNT
+  int32_t frame_bytes = -1;          // cubin: EIATTR_FRAME_SIZE
   int64_t static_shared_bytes = -1;  // cubin: size of .nv.shared.<kernel>
 };
 
 struct CubinInfo {
-  uint32_t sm = 0;               // 90 for sm_90
+  uint32_t sm = 0;  // 90 for sm_90
   uint32_t elf_abi_version = 0;
   uint32_t e_flags = 0;
   std::vector<ImageKernel> kernels;
 };
 
 struct PtxInfo {
-  std::string version;           // "9.0"
-  uint32_t sm = 0;               // .target sm_90 -> 90
-  std::string target;            // the whole .target line's value
+  std::string version;  // "9.0"
+  uint32_t sm = 0;      // .target sm_90 -> 90
+  std::string target;   // the whole .target line's value
   std::vector<ImageKernel> kernels;
 };
 
 struct FatbinEntry {
-  std::string kind;              // "cubin", "ptx" or "kind <n>"
+  enum class Kind { Ptx, Cubin, Other };
+  Kind kind = Kind::Other;
+  uint16_t raw_kind = 0;  // the header's kind field
   uint32_t sm = 0;
-  uint64_t offset = 0;           // payload offset in the fatbin
-  uint64_t size = 0;             // stored payload bytes
+  uint64_t offset = 0;  // payload offset in the fatbin
+  uint64_t size = 0;    // stored payload bytes
   uint64_t uncompressed_size = 0;
   uint64_t flags = 0;
-  std::string compression;       // "", "lz4", "zstd"
-  std::optional<CubinInfo> cubin;  // parsed when the payload is a plain cubin
-  std::optional<PtxInfo> ptx;      // parsed when the payload is plain PTX
+  std::string compression;           // "", "lz4", "zstd"
+  std::span<const std::byte> bytes;  // the stored payload (compressed when compression is set)
+  // "sm_90 cubin", "compute_90 PTX", "sm_90 kind 4".
+  std::string describe() const;
 };
 
 struct FatbinInfo {
@@ -86,8 +86,8 @@ struct FatbinInfo {
   std::vector<FatbinEntry> entries;
 };
 
-// Each throws std::runtime_error with a sentence when the bytes are not what
-// the name says.
+// Each throws FormatError with a sentence when the bytes are not what the
+// name says.
 CubinInfo parse_cubin(std::span<const std::byte> image);
 FatbinInfo parse_fatbin(std::span<const std::byte> image);
 PtxInfo parse_ptx(std::string_view text);
@@ -115,13 +115,4 @@ std::vector<std::string> image_kernel_names(std::span<const std::byte> image);
 // The layout of one kernel's parameters if the image records it.
 std::optional<ImageKernel> image_kernel(std::span<const std::byte> image, std::string_view name);
 
-}  // namespace lrrt::rt::cuda
-
-namespace lrrt::rt {
-
-// `lrrt inspect` for cubins, fatbins and PTX: format, architectures, kernels
-// with their parameter layout where recorded. Throws std::runtime_error when
-// the bytes are none of these.
-nlohmann::json inspect_cuda_image(std::span<const std::byte> image);
-
-}  // namespace lrrt::rt
+}  // namespace lrrt::formats::nvidia

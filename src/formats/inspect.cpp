@@ -1,0 +1,170 @@
+#include "lrrt/formats/inspect.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lrrt/formats/amdgpu.hpp"
+#include "lrrt/formats/container.hpp"
+#include "lrrt/formats/error.hpp"
+#include "lrrt/formats/host_library.hpp"
+#include "lrrt/formats/nvidia.hpp"
+
+namespace lrrt::formats {
+namespace {
+
+std::string_view as_text(std::span<const std::byte> bytes) {
+  return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+std::string hex(uint64_t value) { return fmt::format("{:#x}", value); }
+
+// Everything a KernelInfo records (AMDGPU metadata, host kernel records).
+InspectedKernel from_kernel_info(const KernelInfo& k, bool amdgpu) {
+  InspectedKernel out;
+  out.name = k.name;
+  out.symbol = k.symbol;
+  out.kernarg_size = k.kernarg_size;
+  out.explicit_kernarg_size = k.explicit_kernarg_size();
+  out.kernarg_align = k.kernarg_align;
+  out.group_segment_size = k.group_segment_size;
+  if (amdgpu) {
+    out.private_segment_size = k.private_segment_size;
+    out.max_workgroup_size = k.max_workgroup_size;
+    out.wavefront_size = k.wavefront_size;
+    out.sgpr_count = k.sgpr_count;
+    out.vgpr_count = k.vgpr_count;
+  }
+  out.has_arg_layout = k.has_arg_layout;
+  out.args = k.args;
+  return out;
+}
+
+// A cubin or PTX kernel: the parameter bank is the kernarg segment.
+InspectedKernel from_image_kernel(const nvidia::ImageKernel& k) {
+  InspectedKernel out;
+  out.name = k.name;
+  out.symbol = k.name;
+  if (k.has_params) {
+    out.kernarg_size = k.param_bytes;
+    uint32_t explicit_end = 0, align = 1;
+    for (const auto& p : k.params) {
+      explicit_end = std::max(explicit_end, p.offset + p.size);
+      align = std::max(align, p.align);
+    }
+    out.explicit_kernarg_size = explicit_end;
+    // PTX records each parameter's alignment; a cubin does not.
+    bool aligns_recorded = std::any_of(k.params.begin(), k.params.end(),
+                                       [](const nvidia::ImageParam& p) { return p.align != 0; });
+    if (aligns_recorded) out.kernarg_align = align;
+  }
+  if (k.static_shared_bytes >= 0) out.group_segment_size = static_cast<uint32_t>(k.static_shared_bytes);
+  if (k.frame_bytes >= 0) out.private_segment_size = static_cast<uint32_t>(k.frame_bytes);
+  if (k.registers >= 0) out.registers = static_cast<uint32_t>(k.registers);
+  out.has_arg_layout = k.has_params;
+  for (const auto& p : k.params) {
+    KernelArgInfo a;
+    a.offset = p.offset;
+    a.size = p.size;
+    // Only PTX's `.ptr` says "pointer"; otherwise the image does not tell.
+    a.kind = p.pointer ? ArgKind::GlobalBuffer : ArgKind::Other;
+    a.name = p.name;
+    a.type_name = p.type;
+    if (p.pointer) a.address_space = "global";
+    out.args.push_back(std::move(a));
+  }
+  return out;
+}
+
+void inspect_hsaco(std::span<const std::byte> bytes, InspectedTarget& t) {
+  auto co = amdgpu::parse_code_object(bytes);
+  std::string triple = co.target;
+  if (auto dd = co.target.find("--"); dd != std::string::npos) {
+    triple = co.target.substr(0, dd);
+    t.target = co.target.substr(dd + 2);
+  } else {
+    t.target = co.target;
+    triple.clear();
+  }
+  if (!triple.empty()) t.facts.emplace_back("triple", triple);
+  t.facts.emplace_back("code_object_version", uint64_t(co.code_object_version));
+  std::string version;
+  for (auto v : co.metadata_version) version += (version.empty() ? "" : ".") + std::to_string(v);
+  if (!version.empty()) t.facts.emplace_back("metadata_version", version);
+  t.facts.emplace_back("e_flags", hex(co.e_flags));
+  for (const auto& k : co.kernels) t.kernels.push_back(from_kernel_info(k, true));
+}
+
+void inspect_cubin(std::span<const std::byte> bytes, InspectedTarget& t) {
+  auto c = nvidia::parse_cubin(bytes);
+  t.target = fmt::format("sm_{}", c.sm);
+  t.facts.emplace_back("elf_abi_version", uint64_t(c.elf_abi_version));
+  t.facts.emplace_back("e_flags", hex(c.e_flags));
+  for (const auto& k : c.kernels) t.kernels.push_back(from_image_kernel(k));
+}
+
+void inspect_ptx(std::span<const std::byte> bytes, InspectedTarget& t) {
+  auto p = nvidia::parse_ptx(as_text(bytes));
+  t.target = p.sm ? fmt::format("compute_{}", p.sm) : p.target;
+  t.facts.emplace_back("ptx_version", p.version);
+  t.facts.emplace_back("ptx_target", p.target);
+  for (const auto& k : p.kernels) t.kernels.push_back(from_image_kernel(k));
+}
+
+void inspect_host_library(std::span<const std::byte> bytes, InspectedTarget& t) {
+  auto lib = host::read_host_library(bytes);
+  t.target = lib.machine;
+  if (lib.has_records) {
+    t.facts.emplace_back("kernel_record_version", uint64_t(LRRT_HOST_KERNEL_RECORD_VERSION));
+  } else {
+    t.note = "the library exports " LRRT_HOST_LIBRARY_QUERY_SYMBOL
+             " but no kernel records (built before records existed, or by hand): its kernels "
+             "are known only once it is loaded (lrrt run); inspect runs no library code";
+  }
+  for (const auto& k : lib.kernels) t.kernels.push_back(from_kernel_info(k, false));
+}
+
+InspectedTarget inspect_entry(const CodeObjectEntry& e) {
+  InspectedTarget t;
+  t.format = e.format;
+  t.entry = e.id;
+  t.offset = e.offset;
+  t.size = e.size;
+  t.target = e.target;
+  if (!e.compression.empty()) {
+    t.facts.emplace_back("compression", e.compression);
+    t.note = fmt::format("the entry is compressed ({}); lrrt does not decompress fatbin entries "
+                         "yet, so its kernels are not listed (the driver still loads it)",
+                         e.compression);
+    return t;
+  }
+  if (e.bytes.empty()) {
+    t.note = "the entry is empty";
+    return t;
+  }
+  switch (e.format) {
+    case Format::Hsaco: inspect_hsaco(e.bytes, t); break;
+    case Format::Cubin: inspect_cubin(e.bytes, t); break;
+    case Format::Ptx: inspect_ptx(e.bytes, t); break;
+    case Format::HostSharedObject: inspect_host_library(e.bytes, t); break;
+    default:
+      t.note = fmt::format("the entry is {}, which lrrt does not read", describe_format(e.bytes));
+  }
+  return t;
+}
+
+}  // namespace
+
+Inspection inspect_code_object(std::span<const std::byte> image) {
+  Inspection out;
+  out.format = detect_format(image);
+  out.size = image.size();
+  if (out.format == Format::Unknown || out.format == Format::OtherElf)
+    throw FormatError(fmt::format("{}; lrrt reads HSACO, clang offload bundles, cubin, fatbin, "
+                                  "PTX and host kernel libraries",
+                                  describe_format(image)));
+  for (const auto& e : code_object_entries(image)) out.targets.push_back(inspect_entry(e));
+  return out;
+}
+
+}  // namespace lrrt::formats

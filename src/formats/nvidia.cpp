@@ -1,0 +1,500 @@
+#include "lrrt/formats/nvidia.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "lrrt/formats/elf.hpp"
+#include "lrrt/formats/error.hpp"
+#include "magic.hpp"
+
+namespace lrrt::formats::nvidia {
+namespace {
+
+constexpr uint8_t kStoCudaEntry = 0x10;
+
+// .nv.info attribute formats and the attributes read here.
+constexpr uint8_t kEifmtNval = 0x01;
+constexpr uint8_t kEifmtBval = 0x02;
+constexpr uint8_t kEifmtHval = 0x03;
+constexpr uint8_t kEifmtSval = 0x04;
+constexpr uint8_t kEiattrFrameSize = 0x11;
+constexpr uint8_t kEiattrKparamInfo = 0x17;
+constexpr uint8_t kEiattrCbankParamSize = 0x19;
+constexpr uint8_t kEiattrRegcount = 0x2f;
+
+// Fatbin entry kinds and flags.
+constexpr uint16_t kFatbinKindPtx = 1;
+constexpr uint16_t kFatbinKindElf = 2;
+constexpr uint64_t kFatbinFlagLz4 = 0x2000;
+constexpr uint64_t kFatbinFlagZstd = 0x8000;
+constexpr uint64_t kFatbinHeaderSize = 16;
+constexpr uint64_t kFatbinEntryHeaderSize = 64;
+
+bool is_cubin(std::span<const std::byte> image) { return elf::machine_of(image) == kEmCuda; }
+
+bool is_fatbin(std::span<const std::byte> image) {
+  if (image.size() < 4) return false;
+  uint32_t magic;
+  std::memcpy(&magic, image.data(), 4);
+  return magic == kFatbinMagic;
+}
+
+std::string_view as_text(std::span<const std::byte> image) {
+  return std::string_view(reinterpret_cast<const char*>(image.data()), image.size());
+}
+
+uint32_t sm_from_flags(uint32_t abi_version, uint32_t e_flags) {
+  return abi_version >= 8 ? (e_flags >> 8) & 0xff : e_flags & 0xff;
+}
+
+// Walks a .nv.info section: calls fn(attribute, format, value16, payload).
+template <typename Fn>
+void walk_nv_info(const elf::File& file, const elf::Section& section, Fn&& fn) {
+  auto data = file.data(section);
+  uint64_t p = 0;
+  while (p < data.size() && data.size() - p >= 4) {
+    uint8_t format = static_cast<uint8_t>(data[p]);
+    uint8_t attribute = static_cast<uint8_t>(data[p + 1]);
+    uint16_t value;
+    std::memcpy(&value, data.data() + p + 2, 2);
+    std::span<const std::byte> payload;
+    if (format == kEifmtSval) {
+      if (value > data.size() - p - 4)
+        file.fail(fmt::format("{}: attribute 0x{:02x} at offset {} has {} bytes, past the "
+                              "section's {} bytes",
+                              section.name, attribute, p, value, data.size()));
+      payload = data.subspan(p + 4, value);
+      p += 4 + uint64_t(value);
+    } else if (format == kEifmtNval || format == kEifmtBval || format == kEifmtHval) {
+      p += 4;
+    } else {
+      return;  // an attribute format of a newer toolkit: the rest cannot be framed
+    }
+    fn(attribute, format, value, payload);
+  }
+}
+
+template <typename T>
+T payload_read(std::span<const std::byte> payload, uint64_t offset) {
+  return checked_read<T>(payload, offset, "attribute field", "attribute");
+}
+
+}  // namespace
+
+uint32_t cubin_sm(std::span<const std::byte> image) {
+  if (!is_cubin(image)) return 0;
+  auto h = checked_read<Elf64_Ehdr>(image, 0, "ELF header");
+  return sm_from_flags(h.e_ident[EI_ABIVERSION], h.e_flags);
+}
+
+CubinInfo parse_cubin(std::span<const std::byte> image) {
+  if (!is_cubin(image)) throw FormatError("not a cubin: no 64-bit ELF header with e_machine EM_CUDA (190)");
+  elf::File file(image, "cubin");
+  const Elf64_Ehdr& h = file.header();
+  CubinInfo info;
+  info.elf_abi_version = h.e_ident[EI_ABIVERSION];
+  info.e_flags = h.e_flags;
+  info.sm = sm_from_flags(info.elf_abi_version, h.e_flags);
+
+  // Kernels: entry symbols of .symtab; their index also keys .nv.info.
+  std::map<uint32_t, size_t> kernel_by_symbol;
+  for (const auto& s : file.sections()) {
+    if (s.header.sh_type != SHT_SYMTAB) continue;
+    for (const auto& sym : file.symbols(s)) {
+      if (sym.type() != STT_FUNC || !(sym.sym.st_other & kStoCudaEntry)) continue;
+      ImageKernel k;
+      k.name = std::string(sym.name);
+      kernel_by_symbol[sym.index] = info.kernels.size();
+      info.kernels.push_back(std::move(k));
+    }
+  }
+  auto find_kernel = [&](std::string_view name) -> ImageKernel* {
+    for (auto& k : info.kernels)
+      if (k.name == name) return &k;
+    return nullptr;
+  };
+
+  for (const auto& s : file.sections()) {
+    if (s.name == ".nv.info") {
+      walk_nv_info(file, s, [&](uint8_t attr, uint8_t, uint16_t, auto payload) {
+        if ((attr != kEiattrRegcount && attr != kEiattrFrameSize) || payload.size() < 8) return;
+        uint32_t symbol = payload_read<uint32_t>(payload, 0);
+        uint32_t value = payload_read<uint32_t>(payload, 4);
+        auto it = kernel_by_symbol.find(symbol);
+        if (it == kernel_by_symbol.end()) return;
+        ImageKernel& k = info.kernels[it->second];
+        if (attr == kEiattrRegcount) k.registers = static_cast<int32_t>(value);
+        else k.frame_bytes = static_cast<int32_t>(value);
+      });
+    } else if (s.name.starts_with(".nv.info.")) {
+      ImageKernel* k = find_kernel(s.name.substr(9));
+      if (!k) {
+        // Names only from section names (stripped symbol table).
+        ImageKernel unnamed;
+        unnamed.name = std::string(s.name.substr(9));
+        info.kernels.push_back(std::move(unnamed));
+        k = &info.kernels.back();
+      }
+      walk_nv_info(file, s, [&](uint8_t attr, uint8_t format, uint16_t value, auto payload) {
+        if (attr == kEiattrKparamInfo && payload.size() >= 12) {
+          ImageParam p;
+          p.ordinal = payload_read<uint16_t>(payload, 4);
+          p.offset = payload_read<uint16_t>(payload, 6);
+          p.size = payload_read<uint32_t>(payload, 8) >> 18;
+          k->params.push_back(p);
+          k->has_params = true;
+        } else if (attr == kEiattrCbankParamSize && format == kEifmtHval) {
+          k->param_bytes = value;
+          k->has_params = true;
+        }
+      });
+      std::sort(k->params.begin(), k->params.end(),
+                [](const ImageParam& a, const ImageParam& b) { return a.ordinal < b.ordinal; });
+      if (k->param_bytes == 0)
+        for (const auto& p : k->params) k->param_bytes = std::max(k->param_bytes, p.offset + p.size);
+    } else if (s.name.starts_with(".nv.shared.")) {
+      if (ImageKernel* k = find_kernel(s.name.substr(11)))
+        k->static_shared_bytes = static_cast<int64_t>(s.header.sh_size);
+    }
+  }
+  for (auto& k : info.kernels)
+    if (k.static_shared_bytes < 0) k.static_shared_bytes = 0;
+  return info;
+}
+
+std::string FatbinEntry::describe() const {
+  switch (kind) {
+    case Kind::Ptx: return fmt::format("compute_{} PTX", sm);
+    case Kind::Cubin: return fmt::format("sm_{} cubin", sm);
+    case Kind::Other: break;
+  }
+  return fmt::format("sm_{} kind {}", sm, raw_kind);
+}
+
+FatbinInfo parse_fatbin(std::span<const std::byte> image) {
+  if (!is_fatbin(image)) throw FormatError("not a fatbin: no 0xBA55ED50 magic");
+  auto fail = [&](const std::string& what) -> void {
+    throw FormatError(fmt::format("invalid fatbin: {}", what));
+  };
+  if (image.size() < kFatbinHeaderSize)
+    fail(fmt::format("the file ends after {} bytes, inside the {}-byte header", image.size(),
+                     kFatbinHeaderSize));
+  FatbinInfo info;
+  info.version = checked_read<uint16_t>(image, 4, "fatbin header");
+  uint64_t header_size = checked_read<uint16_t>(image, 6, "fatbin header");
+  uint64_t payload = checked_read<uint64_t>(image, 8, "fatbin header");
+  if (header_size < kFatbinHeaderSize || header_size > image.size())
+    fail(fmt::format("header size {} (the file has {} bytes)", header_size, image.size()));
+  if (payload > image.size() - header_size)
+    fail(fmt::format("the header promises {} bytes of entries after its {} bytes, but the file "
+                     "has {} bytes",
+                     payload, header_size, image.size()));
+  const uint64_t end = header_size + payload;
+  uint64_t p = header_size;
+  while (p < end && end - p >= kFatbinEntryHeaderSize) {
+    auto header = image.subspan(p, kFatbinEntryHeaderSize);
+    if (std::all_of(header.begin(), header.end(), [](std::byte b) { return b == std::byte{0}; }))
+      break;  // zero padding after the last entry
+    FatbinEntry e;
+    e.raw_kind = checked_read<uint16_t>(header, 0, "fatbin entry");
+    uint64_t entry_header = checked_read<uint32_t>(header, 4, "fatbin entry");
+    uint64_t size = checked_read<uint64_t>(header, 8, "fatbin entry");
+    uint64_t compressed_size = checked_read<uint32_t>(header, 16, "fatbin entry");
+    e.sm = checked_read<uint32_t>(header, 28, "fatbin entry");
+    e.flags = checked_read<uint64_t>(header, 40, "fatbin entry");
+    e.uncompressed_size = checked_read<uint64_t>(header, 56, "fatbin entry");
+    e.kind = e.raw_kind == kFatbinKindPtx   ? FatbinEntry::Kind::Ptx
+             : e.raw_kind == kFatbinKindElf ? FatbinEntry::Kind::Cubin
+                                            : FatbinEntry::Kind::Other;
+    // Both sizes come from the file: compare each with what is left.
+    if (entry_header < kFatbinEntryHeaderSize || entry_header > end - p ||
+        size > end - p - entry_header)
+      fail(fmt::format("entry {} at offset {} ({}-byte header, {} bytes of payload) lies outside "
+                       "the {} bytes of entries",
+                       info.entries.size(), p, entry_header, size, payload));
+    e.offset = p + entry_header;
+    e.size = size;
+    if (e.flags & kFatbinFlagZstd) e.compression = "zstd";
+    else if (e.flags & kFatbinFlagLz4) e.compression = "lz4";
+    if (e.compression.empty()) {
+      e.uncompressed_size = size;
+      e.bytes = image.subspan(e.offset, size);
+    } else if (compressed_size != 0 && compressed_size <= size) {
+      e.size = compressed_size;
+      e.bytes = image.subspan(e.offset, compressed_size);
+    } else {
+      e.bytes = image.subspan(e.offset, size);
+    }
+    info.entries.push_back(std::move(e));
+    p += entry_header + size;
+  }
+  return info;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+uint32_t ptx_type_size(std::string_view type) {
+  // "u32", "f64", "b8" (no dot)
+  if (type.size() < 2) return 0;
+  std::string_view bits = type.substr(1);
+  if (bits == "8") return 1;
+  if (bits == "16") return 2;
+  if (bits == "32") return 4;
+  if (bits == "64") return 8;
+  return 0;
+}
+
+// Strips // and /* */ comments so the scanner sees directives only.
+std::string strip_comments(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      out.push_back('\n');
+    } else if (text[i] == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      size_t end = text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + 1;
+      out.push_back(' ');
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+uint64_t parse_count(std::string_view digits) {
+  uint64_t n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') break;
+    n = n * 10 + uint64_t(c - '0');
+    if (n > UINT32_MAX) throw FormatError(fmt::format("invalid PTX: the number {} is too large", digits));
+  }
+  return n;
+}
+
+// One ".param ..." declaration: ".param .u64 .ptr.global.align 1 name" or
+// ".param .align 8 .b8 name[16]".
+ImageParam parse_ptx_param(std::string_view decl) {
+  ImageParam p;
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < decl.size()) {
+    while (i < decl.size() && std::isspace(static_cast<unsigned char>(decl[i]))) ++i;
+    size_t j = i;
+    while (j < decl.size() && !std::isspace(static_cast<unsigned char>(decl[j]))) ++j;
+    if (j > i) words.push_back(decl.substr(i, j - i));
+    i = j;
+  }
+  uint32_t elem = 0;
+  for (size_t w = 0; w < words.size(); ++w) {
+    std::string_view word = words[w];
+    if (word == ".param") continue;
+    if (word == ".align" && w + 1 < words.size()) {
+      p.align = static_cast<uint32_t>(parse_count(words[w + 1]));
+      ++w;
+    } else if (word.starts_with(".ptr")) {
+      p.pointer = true;
+      if (word.find(".align") != std::string_view::npos && w + 1 < words.size()) ++w;
+    } else if (word.starts_with(".") && ptx_type_size(word.substr(1)) && elem == 0) {
+      elem = ptx_type_size(word.substr(1));
+      p.type = std::string(word);
+    } else if (!word.starts_with(".")) {
+      p.name = std::string(word);
+    }
+  }
+  p.size = elem;
+  if (auto open = p.name.find('['); open != std::string::npos) {
+    uint64_t count = parse_count(std::string_view(p.name).substr(open + 1));
+    if (uint64_t(elem) * count > UINT32_MAX)
+      throw FormatError(fmt::format("invalid PTX: parameter {} has {} elements", p.name, count));
+    p.type += fmt::format("[{}]", count);
+    p.size = static_cast<uint32_t>(elem * count);
+    p.name.resize(open);
+  }
+  if (p.align == 0) p.align = elem ? elem : 1;
+  return p;
+}
+
+}  // namespace
+
+PtxInfo parse_ptx(std::string_view raw) {
+  std::string text = strip_comments(raw);
+  std::string_view t(text);
+  PtxInfo info;
+  auto directive_value = [&](std::string_view directive) -> std::string_view {
+    size_t pos = t.find(directive);
+    while (pos != std::string_view::npos) {
+      bool starts_line = pos == 0 || std::isspace(static_cast<unsigned char>(t[pos - 1]));
+      size_t after = pos + directive.size();
+      if (starts_line && after < t.size() && std::isspace(static_cast<unsigned char>(t[after]))) {
+        size_t eol = t.find('\n', after);
+        return trim(t.substr(after, eol == std::string_view::npos ? t.npos : eol - after));
+      }
+      pos = t.find(directive, pos + 1);
+    }
+    return {};
+  };
+  info.version = std::string(directive_value(".version"));
+  info.target = std::string(directive_value(".target"));
+  if (info.version.empty() || info.target.empty())
+    throw FormatError("not PTX: no .version and .target directives");
+  if (size_t sm = info.target.find("sm_"); sm != std::string::npos)
+    info.sm = static_cast<uint32_t>(parse_count(std::string_view(info.target).substr(sm + 3)));
+
+  size_t pos = 0;
+  while ((pos = t.find(".entry", pos)) != std::string_view::npos) {
+    size_t after = pos + 6;
+    pos = after;
+    if (after >= t.size() || !std::isspace(static_cast<unsigned char>(t[after]))) continue;
+    size_t name_begin = t.find_first_not_of(" \t\r\n", after);
+    if (name_begin == std::string_view::npos) break;
+    size_t name_end = t.find_first_of(" \t\r\n(", name_begin);
+    if (name_end == std::string_view::npos) break;
+    ImageKernel k;
+    k.name = std::string(t.substr(name_begin, name_end - name_begin));
+    size_t open = t.find_first_not_of(" \t\r\n", name_end);
+    if (open != std::string_view::npos && t[open] == '(') {
+      size_t close = t.find(')', open);
+      if (close == std::string_view::npos) break;
+      std::string_view list = t.substr(open + 1, close - open - 1);
+      uint64_t offset = 0;
+      uint32_t ordinal = 0;
+      size_t start = 0;
+      while (start < list.size()) {
+        size_t comma = list.find(',', start);
+        std::string_view decl =
+            trim(list.substr(start, comma == list.npos ? list.npos : comma - start));
+        start = comma == list.npos ? list.size() : comma + 1;
+        if (decl.empty()) continue;
+        ImageParam p = parse_ptx_param(decl);
+        p.ordinal = ordinal++;
+        offset = (offset + p.align - 1) / p.align * p.align;
+        if (offset + p.size > UINT32_MAX)
+          throw FormatError(fmt::format("invalid PTX: the parameters of {} exceed 4 GiB", k.name));
+        p.offset = static_cast<uint32_t>(offset);
+        offset += p.size;
+        k.params.push_back(std::move(p));
+      }
+      k.param_bytes = static_cast<uint32_t>(offset);
+      k.has_params = true;
+      pos = close;
+    }
+    info.kernels.push_back(std::move(k));
+  }
+  return info;
+}
+
+bool cubin_runs_on(uint32_t image_sm, uint32_t device_sm) {
+  return image_sm / 10 == device_sm / 10 && image_sm % 10 <= device_sm % 10;
+}
+
+bool ptx_runs_on(uint32_t ptx_sm, uint32_t device_sm) { return ptx_sm <= device_sm; }
+
+std::string describe_image_targets(std::span<const std::byte> image) {
+  if (is_cubin(image)) return fmt::format("sm_{} cubin", cubin_sm(image));
+  if (is_fatbin(image)) {
+    FatbinInfo f = parse_fatbin(image);
+    std::string out;
+    for (const auto& e : f.entries) out += (out.empty() ? "" : ", ") + e.describe();
+    return out.empty() ? "no entries" : out;
+  }
+  if (looks_like_ptx(image)) return fmt::format("PTX for {}", parse_ptx(as_text(image)).target);
+  return "unknown code";
+}
+
+std::string check_image_for_device(std::span<const std::byte> image, uint32_t device_sm,
+                                   std::string_view device) {
+  const std::string fix = fmt::format(
+      "rebuild it for the device (nvcc -arch=sm_{0}, or add PTX with "
+      "-gencode=arch=compute_{0},code=compute_{0})",
+      device_sm);
+  try {
+    if (is_cubin(image)) {
+      uint32_t sm = cubin_sm(image);
+      if (cubin_runs_on(sm, device_sm)) return {};
+      return fmt::format("the cubin is built for sm_{} but {} is sm_{}; {}", sm, device, device_sm,
+                         fix);
+    }
+    if (is_fatbin(image)) {
+      FatbinInfo f = parse_fatbin(image);
+      for (const auto& e : f.entries) {
+        if (e.kind == FatbinEntry::Kind::Cubin && cubin_runs_on(e.sm, device_sm)) return {};
+        if (e.kind == FatbinEntry::Kind::Ptx && ptx_runs_on(e.sm, device_sm)) return {};
+      }
+      return fmt::format("the fatbin holds {} but {} is sm_{}; none of it runs there; {}",
+                         describe_image_targets(image), device, device_sm, fix);
+    }
+    if (looks_like_ptx(image)) {
+      PtxInfo p = parse_ptx(as_text(image));
+      if (p.sm == 0 || ptx_runs_on(p.sm, device_sm)) return {};
+      return fmt::format(
+          "the PTX targets {} but {} is sm_{}; PTX runs only on its target or newer; {}", p.target,
+          device, device_sm, fix);
+    }
+  } catch (const FormatError&) {
+    return {};  // unreadable: let the driver judge it
+  }
+  return {};
+}
+
+namespace {
+
+// Calls fn(kernels) for the cubin, each readable fatbin entry, or the PTX.
+template <typename Fn>
+void for_each_kernel_list(std::span<const std::byte> image, Fn&& fn) {
+  if (is_cubin(image)) return fn(parse_cubin(image).kernels);
+  if (is_fatbin(image)) {
+    for (const auto& e : parse_fatbin(image).entries) {
+      if (!e.compression.empty()) continue;
+      if (e.kind == FatbinEntry::Kind::Cubin && is_cubin(e.bytes))
+        fn(parse_cubin(e.bytes).kernels);
+      else if (e.kind == FatbinEntry::Kind::Ptx)
+        fn(parse_ptx(as_text(e.bytes)).kernels);
+    }
+    return;
+  }
+  if (looks_like_ptx(image)) fn(parse_ptx(as_text(image)).kernels);
+}
+
+}  // namespace
+
+std::vector<std::string> image_kernel_names(std::span<const std::byte> image) {
+  std::vector<std::string> names;
+  try {
+    for_each_kernel_list(image, [&](const std::vector<ImageKernel>& kernels) {
+      for (const auto& k : kernels)
+        if (std::find(names.begin(), names.end(), k.name) == names.end()) names.push_back(k.name);
+    });
+  } catch (const FormatError&) {
+  }
+  return names;
+}
+
+std::optional<ImageKernel> image_kernel(std::span<const std::byte> image, std::string_view name) {
+  std::optional<ImageKernel> found;
+  try {
+    for_each_kernel_list(image, [&](const std::vector<ImageKernel>& kernels) {
+      if (found) return;
+      for (const auto& k : kernels)
+        if (k.name == name && k.has_params) {
+          found = k;
+          return;
+        }
+    });
+  } catch (const FormatError&) {
+  }
+  return found;
+}
+
+}  // namespace lrrt::formats::nvidia

@@ -1,0 +1,289 @@
+// lrrt_formats' AMDGPU readers on the code objects clang-19 builds
+// (build/kernels/*.hsaco, *.bundle.hsaco): metadata (v4/v5/v6), target IDs,
+// kernarg layout facts, offload bundles and entry selection; malformed and
+// lying inputs. Metadata against llvm-readelf: tests/hsa/compare_readelf.py.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "formats_test_util.hpp"
+#include "lrrt/formats/amdgpu.hpp"
+#include "lrrt/formats/container.hpp"
+#include "lrrt/formats/format.hpp"
+#include "lrrt/formats/offload_bundle.hpp"
+
+using namespace lrrt::formats;
+using namespace lrrt::formats::amdgpu;
+using namespace formats_test;
+
+namespace {
+
+const KernelArgInfo* arg(const KernelInfo& k, std::string_view vk) {
+  for (const auto& a : k.args)
+    if (a.value_kind == vk) return &a;
+  return nullptr;
+}
+
+std::string error_of_bundle(const std::vector<std::byte>& b) {
+  try {
+    parse_offload_bundle(b);
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  FAIL("no FormatError");
+  return {};
+}
+
+// A bundle header with `count` entries of (offset, size, id).
+std::vector<std::byte> bundle(const std::vector<std::tuple<uint64_t, uint64_t, std::string>>& entries,
+                              uint64_t count) {
+  std::vector<std::byte> b = bytes_of("__CLANG_OFFLOAD_BUNDLE__");
+  append<uint64_t>(b, count);
+  for (const auto& [offset, size, id] : entries) {
+    append<uint64_t>(b, offset);
+    append<uint64_t>(b, size);
+    append<uint64_t>(b, id.size());
+    auto i = bytes_of(id);
+    b.insert(b.end(), i.begin(), i.end());
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("formats amdgpu: target ids") {
+  auto t = parse_target_id("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
+  CHECK(t.processor == "gfx90a");
+  CHECK(t.sramecc == '+');
+  CHECK(t.xnack == '-');
+  CHECK(t.str() == "gfx90a:sramecc+:xnack-");
+  CHECK(target_compatible(parse_target_id("gfx90a"), t));
+  CHECK(target_compatible(parse_target_id("gfx90a:xnack-"), t));
+  CHECK_FALSE(target_compatible(parse_target_id("gfx90a:xnack+"), t));
+  CHECK_FALSE(target_compatible(parse_target_id("gfx1100"), t));
+  CHECK(target_match_score(parse_target_id("gfx90a:xnack-"), t) >
+        target_match_score(parse_target_id("gfx90a"), t));
+  CHECK(target_match_score(parse_target_id("gfx942"), t) == -1);
+  CHECK(processor_from_e_flags(0x541) == "gfx1100");
+  CHECK(arg_kind_from_value_kind("hidden_block_count_x") == ArgKind::Hidden);
+  CHECK(arg_kind_from_value_kind("dynamic_shared_pointer") == ArgKind::DynamicShared);
+  CHECK(arg_kind_from_value_kind("image") == ArgKind::Other);
+}
+
+TEST_CASE("formats amdgpu: kernarg layout facts") {
+  KernelInfo k;
+  k.name = "k";
+  k.kernarg_size = 96;
+  k.kernarg_align = 8;
+  k.args = {{0, 4, ArgKind::ByValue, "by_value"},
+            {8, 8, ArgKind::GlobalBuffer, "global_buffer"},
+            {16, 4, ArgKind::ByValue, "by_value"},
+            {24, 4, ArgKind::Hidden, "hidden_block_count_x"},
+            {28, 2, ArgKind::Hidden, "hidden_group_size_x"}};
+  CHECK(k.explicit_arg_count() == 3);
+  CHECK(k.explicit_kernarg_size() == 20);
+  CHECK(hidden_args_offset(k) == 24);
+  CHECK(max_explicit_args_size(k) == 24);
+  std::vector<std::byte> segment(96, std::byte{0});
+  put<uint32_t>(segment, 24, 77);
+  put<uint16_t>(segment, 28, 256);
+  uint64_t v = 0;
+  CHECK(read_hidden_arg(k, segment, "hidden_block_count_x", &v));
+  CHECK(v == 77);
+  CHECK(read_hidden_arg(k, segment, "hidden_group_size_x", &v));
+  CHECK(v == 256);
+  CHECK_FALSE(read_hidden_arg(k, segment, "hidden_grid_dims", &v));
+  // An argument past the bytes given is not read.
+  CHECK_FALSE(read_hidden_arg(k, std::span(segment).first(26), "hidden_block_count_x", &v));
+  // No hidden block: the explicit size rounded up to the alignment.
+  k.args.resize(3);
+  k.kernarg_size = 20;
+  CHECK(hidden_args_offset(k) == 20);
+  CHECK(max_explicit_args_size(k) == 24);
+}
+
+TEST_CASE("formats amdgpu: offload bundles that lie are FormatErrors") {
+  std::vector<std::byte> junk(100, std::byte{0x7f});
+  CHECK_THROWS_AS(parse_offload_bundle(junk), FormatError);
+  // Three entries promised, none present.
+  CHECK(error_of_bundle(bundle({}, 3)).find("entry offset") != std::string::npos);
+  CHECK(error_of_bundle(bundle({}, 1u << 20)).find("implausible entry count") != std::string::npos);
+  const std::string id = "hipv4-amdgcn-amd-amdhsa--gfx1100";
+  // Entry offsets and sizes near 2^64: offset + size wraps to a small number.
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  for (auto [offset, size] : {std::pair{kMax - 7, uint64_t(16)}, std::pair{uint64_t(8), kMax - 4},
+                              std::pair{kMax, kMax}, std::pair{uint64_t(0), uint64_t(4096)}}) {
+    auto b = bundle({{offset, size, id}}, 1);
+    CAPTURE(offset);
+    std::string m = error_of_bundle(b);
+    CHECK(m.find("invalid clang offload bundle") == 0);
+    CHECK(m.find("entry 0 (" + id + ")") != std::string::npos);
+  }
+  // An id length that runs past the end, or near 2^64.
+  for (uint64_t id_length : {uint64_t(200), uint64_t(4096), kMax - 2}) {
+    auto b = bundle({{0, 0, id}}, 1);
+    put<uint64_t>(b, 24 + 8 + 16, id_length);
+    CHECK_THROWS_AS(parse_offload_bundle(b), FormatError);
+  }
+  // A truthful one parses: the entry covers the header's first 8 bytes.
+  auto ok = parse_offload_bundle(bundle({{0, 8, id}}, 1));
+  REQUIRE(ok.size() == 1);
+  CHECK(ok[0].target == "gfx1100");
+  CHECK(ok[0].triple == "amdgcn-amd-amdhsa");
+  CHECK(ok[0].kind == "hipv4");
+  CHECK(ok[0].image.size() == 8);
+  // Compressed bundles are recognised and refused with a sentence.
+  auto ccob = bytes_of("CCOB\x01\x00\x01\x00 and more");
+  CHECK(detect_format(ccob) == Format::CompressedOffloadBundle);
+  CHECK(error_of_bundle(ccob).find("compressed bundles (CCOB") != std::string::npos);
+  CHECK_THROWS_AS(code_object_entries(ccob), FormatError);
+  // No entry for the agent: the message lists what is there.
+  try {
+    select_bundle_entry(ok, parse_target_id("gfx90a"));
+    FAIL("no throw");
+  } catch (const FormatError& e) {
+    CHECK(std::string(e.what()).find("gfx90a") != std::string::npos);
+    CHECK(std::string(e.what()).find("gfx1100") != std::string::npos);
+  }
+}
+
+#if defined(LRRT_TEST_AMD_KERNELS)
+TEST_CASE("formats amdgpu: truncated and corrupted code objects are FormatErrors") {
+  REQUIRE(can_read_metadata());
+  auto full = read_kernel("saxpy.gfx1100.hsaco");
+  REQUIRE(full.size() > 1000);
+  for (size_t len = 0; len < full.size(); len += 37) {
+    CAPTURE(len);
+    std::span<const std::byte> part(full.data(), len);
+    try {
+      parse_code_object(part);
+    } catch (const FormatError&) {
+    }
+  }
+  // Every byte of the ELF header, the program headers and the section
+  // headers set to 0xff in turn: a FormatError or a parse, never a crash.
+  Elf64_Ehdr h = get<Elf64_Ehdr>(full, 0);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+      {0, sizeof(Elf64_Ehdr)},
+      {h.e_phoff, uint64_t(h.e_phnum) * sizeof(Elf64_Phdr)},
+      {h.e_shoff, uint64_t(h.e_shnum) * sizeof(Elf64_Shdr)}};
+  int rejected = 0;
+  for (auto [begin, length] : ranges)
+    for (uint64_t i = begin; i < begin + length && i < full.size(); ++i) {
+      auto copy = full;
+      copy[i] = std::byte{0xff};
+      try {
+        parse_code_object(copy);
+      } catch (const FormatError&) {
+        ++rejected;
+      }
+    }
+  CHECK(rejected > 0);
+}
+
+TEST_CASE("formats amdgpu: saxpy v5 metadata") {
+  auto image = read_kernel("saxpy.gfx1100.hsaco");
+  CHECK(detect_format(image) == Format::Hsaco);
+  auto co = parse_code_object(image);
+  CHECK(co.target == "amdgcn-amd-amdhsa--gfx1100");
+  CHECK(co.code_object_version == 5);
+  CHECK(processor_from_e_flags(co.e_flags) == "gfx1100");
+  REQUIRE(co.kernels.size() == 1);
+  const auto& k = co.kernels[0];
+  CHECK(k.name == "saxpy");
+  CHECK(k.symbol == "saxpy.kd");
+  CHECK(k.wavefront_size == 32);
+  CHECK(k.kernarg_align == 8);
+  CHECK(k.explicit_arg_count() == 4);
+  CHECK(k.explicit_kernarg_size() == 28);
+  CHECK(k.args[0].kind == ArgKind::ByValue);
+  CHECK(k.args[1].kind == ArgKind::GlobalBuffer);
+  CHECK(k.args[1].address_space == "global");
+  CHECK(k.args[1].offset == 8);
+  REQUIRE(arg(k, "hidden_block_count_x"));
+  CHECK(arg(k, "hidden_block_count_x")->kind == ArgKind::Hidden);
+  CHECK(arg(k, "hidden_group_size_x")->size == 2);
+  CHECK(hidden_args_offset(k) == 32);
+  CHECK(max_explicit_args_size(k) == 32);
+  CHECK(k.kernarg_size >= 32 + 64);
+}
+
+TEST_CASE("formats amdgpu: v4 and v6") {
+  auto v4 = parse_code_object(read_kernel("saxpy.gfx1100.v4.hsaco"));
+  CHECK(v4.code_object_version == 4);
+  CHECK(v4.metadata_version == std::vector<uint64_t>{1, 1});
+  REQUIRE(v4.kernels.size() == 1);
+  CHECK(v4.kernels[0].explicit_kernarg_size() == 28);
+  // v4 has no block counts: workgroup sizes come from the packet.
+  CHECK(arg(v4.kernels[0], "hidden_block_count_x") == nullptr);
+  auto v6 = parse_code_object(read_kernel("saxpy.gfx1100.v6.hsaco"));
+  CHECK(v6.code_object_version == 6);
+  REQUIRE(v6.kernels.size() == 1);
+  CHECK(arg(v6.kernels[0], "hidden_group_size_x") != nullptr);
+}
+
+TEST_CASE("formats amdgpu: every built target parses") {
+  for (const char* src : {"saxpy", "vector_add", "transpose", "reduce", "empty"})
+    for (const char* arch : {"gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201"}) {
+      CAPTURE(src);
+      CAPTURE(arch);
+      auto co = parse_code_object(read_kernel(std::string(src) + "." + arch + ".hsaco"));
+      CHECK(co.target_id.processor == arch);
+      CHECK(processor_from_e_flags(co.e_flags) == arch);
+      CHECK(!co.kernels.empty());
+      for (const auto& k : co.kernels)
+        CHECK(k.wavefront_size == (std::string(arch).substr(0, 4) == "gfx9" ? 64u : 32u));
+    }
+  auto vadd = parse_code_object(read_kernel("vector_add.gfx1100.hsaco"));
+  CHECK(vadd.kernels.size() == 2);
+  auto reduce = parse_code_object(read_kernel("reduce.gfx1100.hsaco"));
+  CHECK(reduce.kernels[0].group_segment_size == 4096);  // float scratch[1024]
+}
+
+#if defined(LRRT_TEST_AMD_BUNDLES)
+TEST_CASE("formats amdgpu: offload bundle entries and selection") {
+  auto image = read_kernel("saxpy.bundle.hsaco");
+  CHECK(detect_format(image) == Format::OffloadBundle);
+  auto entries = parse_offload_bundle(image);
+  int amd = 0;
+  for (const auto& e : entries) {
+    amd += e.is_amdgpu();
+    // Each entry's bytes lie inside the file where the header says.
+    CHECK(e.image.data() == image.data() + e.offset);
+  }
+  CHECK(amd == 3);
+  const auto& x_on = select_bundle_entry(entries, parse_target_id("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"));
+  CHECK(x_on.target == "gfx90a:xnack+");
+  CHECK(parse_code_object(x_on.image).target_id.xnack == '+');
+  const auto& x_off = select_bundle_entry(entries, parse_target_id("gfx90a:xnack-"));
+  CHECK(x_off.target == "gfx90a:xnack-");
+  CHECK(select_bundle_entry(entries, parse_target_id("gfx1100")).target == "gfx1100");
+  try {
+    select_bundle_entry(entries, parse_target_id("gfx942"));
+    FAIL("no throw");
+  } catch (const FormatError& e) {
+    std::string m = e.what();
+    CHECK(m.find("gfx942") != std::string::npos);
+    CHECK(m.find("gfx90a:xnack+") != std::string::npos);
+    CHECK(m.find("gfx1100") != std::string::npos);
+  }
+  // The container layer yields the same entries, formats detected.
+  auto listed = code_object_entries(image);
+  REQUIRE(listed.size() == entries.size());
+  int hsaco = 0;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    CHECK(listed[i].container == Format::OffloadBundle);
+    CHECK(listed[i].id == entries[i].id);
+    CHECK(listed[i].offset == entries[i].offset);
+    if (entries[i].is_amdgpu()) {
+      CHECK(listed[i].format == Format::Hsaco);
+      CHECK(listed[i].target == entries[i].target);
+      ++hsaco;
+    }
+  }
+  CHECK(hsaco == 3);
+}
+#endif
+#endif
