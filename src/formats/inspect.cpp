@@ -163,7 +163,15 @@ Inspection inspect_code_object(std::span<const std::byte> image) {
     throw FormatError(fmt::format("{}; lrrt reads HSACO, clang offload bundles, cubin, fatbin, "
                                   "PTX and host kernel libraries",
                                   describe_format(image)));
-  for (const auto& e : code_object_entries(image)) out.targets.push_back(inspect_entry(e));
+  for (const auto& e : code_object_entries(image)) {
+    try {
+      out.targets.push_back(inspect_entry(e));
+    } catch (const FormatError& error) {
+      if (e.id.empty()) throw;
+      throw FormatError(fmt::format("{} entry {} ({} bytes at offset {}): {}", format_name(out.format), e.id,
+                                    e.size, e.offset, error.what()));
+    }
+  }
   return out;
 }
 

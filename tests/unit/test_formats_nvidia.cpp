@@ -14,6 +14,7 @@
 #include "formats_test_util.hpp"
 #include "lrrt/formats/container.hpp"
 #include "lrrt/formats/format.hpp"
+#include "lrrt/formats/inspect.hpp"
 #include "lrrt/formats/nvidia.hpp"
 
 using namespace lrrt::formats;
@@ -278,6 +279,21 @@ TEST_CASE("formats nvidia: fatbin entries, and fatbins that lie") {
   CHECK(lie(16 + 8, kMax - 32).find("entry 0") != std::string::npos);
   // One byte too many: entry 0 still fits, the next header read from there does not.
   CHECK(lie(16 + 8, uint64_t(cubin.size() + 1)).find("invalid fatbin: entry 1") == 0);
+  // inspect: one target per entry; a compressed one says why it has no kernels;
+  // a corrupt one fails the file, naming the entry.
+  auto inspected = inspect_code_object(f);
+  REQUIRE(inspected.targets.size() == 2);
+  CHECK(inspected.targets[0].entry == "sm_90 cubin");
+  CHECK(inspected.targets[0].kernels.at(0).registers == 40u);
+  CHECK(inspected.targets[1].kernels.at(0).args.at(0).kind == ArgKind::GlobalBuffer);  // .ptr
+  auto packed = inspect_code_object(compressed);
+  CHECK(packed.targets[0].kernels.empty());
+  CHECK(packed.targets[0].note.find("compressed (zstd)") != std::string::npos);
+  auto corrupt = f;
+  put<uint64_t>(corrupt, 16 + 64 + offsetof(Elf64_Ehdr, e_shoff), kMax - 100);
+  std::string m = error_of([&] { inspect_code_object(corrupt); });
+  CHECK(m.find("fatbin entry sm_90 cubin") == 0);
+  CHECK(m.find("invalid cubin") != std::string::npos);
   // Every truncation.
   for (size_t len = 4; len < f.size(); ++len) {
     CAPTURE(len);
