@@ -5,8 +5,6 @@
 // layout. Everything is read by lrrt_formats from the bytes alone: no device,
 // no GPU library, and no host library is loaded.
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -22,6 +20,7 @@
 #include "lrrt/formats/inspect.hpp"
 #include "tool/atomic_file.hpp"
 #include "tool/errors.hpp"
+#include "tool/input_file.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -74,13 +73,10 @@ json target_json(const formats::InspectedTarget& t) {
 }
 
 json inspect_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw tool::InputError(fmt::format("{}: cannot open", path));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
-  if (f.bad()) throw tool::InputError(fmt::format("{}: cannot read", path));
+  std::vector<std::byte> bytes = tool::read_input_file(path, tool::kMaxCodeObjectBytes);
   formats::Inspection inspection;
   try {
-    inspection = formats::inspect_code_object(std::as_bytes(std::span(bytes)));
+    inspection = formats::inspect_code_object(bytes);
   } catch (const formats::FormatError& e) {
     throw tool::InputError(fmt::format("{}: {}", path, e.what()));
   }

@@ -37,6 +37,8 @@ constexpr uint8_t kOsAbiAmdgpuHsa = 64;
 }
 
 #if defined(LRRT_FORMATS_HAVE_MSGPACK)
+constexpr size_t kMaxMetadataDepth = 32;  // the metadata nests 4 deep
+
 // msgpack helpers.
 using Obj = msgpack::object;
 std::string_view as_str(const Obj& o) {
@@ -105,9 +107,14 @@ KernelInfo parse_kernel(const Obj& k) {
 }
 
 void read_metadata(std::span<const std::byte> note, CodeObject& co) {
+  // Every array element and map entry takes at least one byte, every string
+  // fits in the note: limits from the note's size keep a 5-byte header that
+  // claims 2^32 elements from allocating 2^32 objects.
+  const size_t n = note.size();
+  const msgpack::unpack_limit limit(n, n / 2, n, n, n, kMaxMetadataDepth);
   msgpack::object_handle oh;
   try {
-    oh = msgpack::unpack(reinterpret_cast<const char*>(note.data()), note.size());
+    oh = msgpack::unpack(reinterpret_cast<const char*>(note.data()), note.size(), nullptr, nullptr, limit);
   } catch (const std::exception& e) {
     bad(std::string("metadata note is not valid msgpack: ") + e.what());
   }

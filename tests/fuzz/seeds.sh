@@ -20,6 +20,11 @@ case $target in
     # The small result files only: the long ones slow every execution.
     find "$repo/docs/results" -name '*.json' -size -200k -exec cp {} "$seeds"/ \;
     ;;
+  code_object)
+    # One small code object per format (tests/fuzz/seeds/code_object): HSACO,
+    # offload bundle, cubin, fatbin, PTX, stripped host kernel library.
+    cp "$repo"/tests/fuzz/seeds/code_object/* "$seeds"/
+    ;;
 esac
 echo -n "$seeds"
 if [[ -d $repo/tests/fuzz/regressions/$target ]]; then echo -n " $repo/tests/fuzz/regressions/$target"; fi

@@ -82,6 +82,7 @@ struct ElfWriter {
   };
   uint16_t machine = EM_X86_64;
   uint16_t type = ET_DYN;
+  uint8_t osabi = 0;
   uint8_t abi_version = 0;
   uint32_t flags = 0;
   std::vector<Section> sections;  // index 1.. (0 is the null section)
@@ -163,6 +164,7 @@ struct ElfWriter {
     e.e_ident[EI_CLASS] = ELFCLASS64;
     e.e_ident[EI_DATA] = ELFDATA2LSB;
     e.e_ident[EI_VERSION] = EV_CURRENT;
+    e.e_ident[EI_OSABI] = osabi;
     e.e_ident[EI_ABIVERSION] = abi_version;
     e.e_type = type;
     e.e_machine = machine;

@@ -51,7 +51,99 @@ std::vector<std::byte> bundle(const std::vector<std::tuple<uint64_t, uint64_t, s
   return b;
 }
 
+// Just enough of a msgpack writer for metadata notes.
+struct Msgpack {
+  std::string bytes;
+  Msgpack& map(uint8_t n) { bytes += char(0x80 | n); return *this; }
+  Msgpack& array(uint8_t n) { bytes += char(0x90 | n); return *this; }
+  Msgpack& str(std::string_view s) { bytes += char(0xa0 | s.size()); bytes += s; return *this; }
+  Msgpack& uint(uint32_t v) {
+    bytes += char(0xce);
+    for (int i = 3; i >= 0; --i) bytes += char(v >> (8 * i));
+    return *this;
+  }
+  Msgpack& raw(std::string_view s) { bytes += s; return *this; }
+};
+
+// An AMDGPU ELF whose metadata note holds `metadata`.
+std::vector<std::byte> hsaco_with_metadata(const std::string& metadata) {
+  ElfWriter w;
+  w.machine = 224;
+  w.osabi = 64;        // ELFOSABI_AMDGPU_HSA
+  w.abi_version = 3;  // code object v5
+  w.flags = 0x41;     // gfx1100
+  w.add({".note", SHT_NOTE, note("AMDGPU", 32, metadata), 0, 0, 0, 0, 4});
+  return w.build().bytes;
+}
+
+// {"amdhsa.target": ..., "amdhsa.kernels": [{".name": "k", ".kernarg_segment_size": kernarg,
+//   ".args": [{".offset": offset, ".size": size, ".value_kind": "by_value"}]}]}
+std::string one_kernel(uint32_t kernarg, uint32_t offset, uint32_t size) {
+  Msgpack m;
+  m.map(2).str("amdhsa.target").str("amdgcn-amd-amdhsa--gfx1100");
+  m.str("amdhsa.kernels").array(1).map(3).str(".name").str("k");
+  m.str(".kernarg_segment_size").uint(kernarg);
+  m.str(".args").array(1).map(3).str(".offset").uint(offset).str(".size").uint(size);
+  m.str(".value_kind").str("by_value");
+  return m.bytes;
+}
+
+std::string error_of_code_object(const std::vector<std::byte>& image) {
+  try {
+    parse_code_object(image);
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  FAIL("no FormatError");
+  return {};
+}
+
 }  // namespace
+
+TEST_CASE("formats amdgpu: metadata that lies is a FormatError") {
+  if (!can_read_metadata()) {
+    CHECK(error_of_code_object(hsaco_with_metadata(one_kernel(8, 0, 4))).find("without msgpack") != std::string::npos);
+    return;
+  }
+  auto ok = parse_code_object(hsaco_with_metadata(one_kernel(8, 0, 4)));
+  CHECK(ok.target == "amdgcn-amd-amdhsa--gfx1100");
+  CHECK(ok.code_object_version == 5);
+  REQUIRE(ok.kernels.size() == 1);
+  CHECK(ok.kernels[0].args.at(0).size == 4);
+  // An argument past the kernarg segment, also where offset + size wraps in 32 bits.
+  CHECK(error_of_code_object(hsaco_with_metadata(one_kernel(8, 6, 4))).find("exceeds the 8-byte kernarg segment") !=
+        std::string::npos);
+  CHECK(error_of_code_object(hsaco_with_metadata(one_kernel(8, 8, 0xfffffffcu))).find("exceeds") != std::string::npos);
+  // Headers that claim 2^32 elements: refused from the note's size, nothing allocated.
+  // (msgpack-c says "array size overflow" when its limit stops it; without the
+  // limit it would try to allocate 2^32 objects first.)
+  CHECK(error_of_code_object(hsaco_with_metadata(std::string("\xdd\xff\xff\xff\xff", 5))).find("array size overflow") !=
+        std::string::npos);
+  CHECK(error_of_code_object(hsaco_with_metadata(std::string("\xdf\xff\xff\xff\xff", 5))).find("map size overflow") !=
+        std::string::npos);
+  for (std::string claim : {std::string("\xdb\xff\xff\xff\xff", 5), std::string("\xc6\xff\xff\xff\xff", 5)})
+    CHECK(error_of_code_object(hsaco_with_metadata(claim)).find("not valid msgpack") != std::string::npos);
+  // Nesting deeper than any metadata: refused.
+  CHECK(error_of_code_object(hsaco_with_metadata(std::string(200, '\x91') + '\xc0')).find("depth size overflow") !=
+        std::string::npos);
+  // Wrong types where a map, an array or an integer belongs.
+  CHECK(error_of_code_object(hsaco_with_metadata(Msgpack().array(0).bytes)).find("not a msgpack map") != std::string::npos);
+  CHECK(error_of_code_object(hsaco_with_metadata(Msgpack().map(1).str("amdhsa.kernels").uint(3).bytes))
+            .find("amdhsa.kernels is not an array") != std::string::npos);
+  CHECK(error_of_code_object(
+            hsaco_with_metadata(Msgpack().map(1).str("amdhsa.kernels").array(1).map(2).str(".name").str("k")
+                                    .str(".kernarg_segment_size").str("big").bytes))
+            .find(".kernarg_segment_size is not a non-negative integer") != std::string::npos);
+  CHECK(error_of_code_object(
+            hsaco_with_metadata(Msgpack().map(1).str("amdhsa.kernels").array(1).map(1).str(".name").raw(std::string_view("\xcf\x01\0\0\0\0\0\0\0", 9))
+                                    .bytes))
+            .find("no .name") != std::string::npos);
+  CHECK(error_of_code_object(hsaco_with_metadata("\xc1")).find("not valid msgpack") != std::string::npos);
+  // No metadata note at all.
+  ElfWriter bare;
+  bare.machine = 224;
+  CHECK(error_of_code_object(bare.build().bytes).find("no NT_AMDGPU_METADATA note") != std::string::npos);
+}
 
 TEST_CASE("formats amdgpu: target ids") {
   auto t = parse_target_id("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");

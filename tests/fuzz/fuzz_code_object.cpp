@@ -1,0 +1,44 @@
+// libFuzzer target: lrrt_formats, every reader through the paths the runtime
+// and `lrrt inspect` take. Anything malformed must be a FormatError; what is
+// accepted must point inside the input.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+
+#include "lrrt/formats.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace lrrt::formats;
+  const std::span<const std::byte> image(reinterpret_cast<const std::byte*>(data), size);
+  auto inside = [&](std::span<const std::byte> s) {
+    return s.empty() || (s.data() >= image.data() && s.size() <= size_t(image.data() + size - s.data()));
+  };
+  try {
+    for (const auto& e : code_object_entries(image))
+      if (!inside(e.bytes) || e.offset > size || e.size > size - e.offset) std::abort();
+  } catch (const FormatError&) {
+  }
+  try {
+    for (const auto& t : inspect_code_object(image).targets) {
+      if (t.offset > size || t.size > size - t.offset) std::abort();
+      if (t.format != Format::Hsaco && t.format != Format::HostSharedObject) continue;
+      // These readers check every argument against the kernarg segment.
+      for (const auto& k : t.kernels)
+        for (const auto& a : k.args)
+          if (uint64_t(a.offset) + a.size > k.kernarg_size.value_or(0)) std::abort();
+    }
+  } catch (const FormatError&) {
+  }
+  // The cuda backend's lenient paths never throw.
+  nvidia::image_kernel_names(image);
+  nvidia::image_kernel(image, "saxpy");
+  nvidia::check_image_for_device(image, 90, "fuzz device");
+  try {
+    auto entries = parse_offload_bundle(image);
+    const auto& chosen = select_bundle_entry(entries, amdgpu::parse_target_id("gfx90a:sramecc+:xnack+"));
+    if (!inside(chosen.image)) std::abort();
+  } catch (const FormatError&) {
+  }
+  return 0;
+}
