@@ -16,8 +16,10 @@ LRRT_KERNEL(write_to_address, (uint64_t, address)) {
   }
 }
 
-// A constructor with a visible side effect, so tests can tell whether a tool
-// loaded this library: `lrrt inspect` must not (it reads the file only).
+// Host build only: a constructor with a visible side effect, so tests can
+// tell whether a tool loaded this library (`lrrt inspect` must not: it reads
+// the file only).
+#if !defined(__CUDACC__) && !defined(__HIP__)
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,3 +27,4 @@ __attribute__((constructor)) static void lrrt_test_mark_loaded() {
   if (const char* path = std::getenv("LRRT_TEST_LOAD_MARKER"))
     if (FILE* f = std::fopen(path, "w")) std::fclose(f);
 }
+#endif
