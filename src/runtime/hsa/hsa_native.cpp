@@ -84,7 +84,7 @@ class HsaNativeBaseline final : public native::Baseline {
         static_cast<std::byte*>(queue_->base_address) + (index & (queue_->size - 1)) * kAqlPacketBytes);
     encode_dispatch(p, config, k.kernel_object, kernarg, k.group_segment_size, k.private_segment_size,
                     completion);
-    publish_packet(p, kDispatchHeader, dispatch_setup(grid_dims(config)));
+    publish_packet(p, kDispatchHeader, dispatch_setup(hsa::grid_dims(config)));
     api_.hsa_signal_store_screlease(queue_->doorbell_signal, hsa_signal_value_t(index));
     last_ = completion;
     ++next_;
