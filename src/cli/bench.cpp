@@ -7,16 +7,18 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "tool/atomic_file.hpp"
 #include "tool/bench_result.hpp"
 #include "tool/bench_suite.hpp"
 #include "tool/errors.hpp"
+#include "tool/meta.hpp"
+#include "tool/units.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -25,7 +27,6 @@ struct BenchCli {
   CommonOptions common;
   std::vector<std::string> names;
   std::string backends;  // "" = every usable backend
-  std::string format;    // table|json|csv|markdown
   std::string benchmark_format = "lrrt";
   bool quick = false;
   bool list = false;
@@ -43,26 +44,6 @@ std::vector<std::string> split(const std::string& s) {
   while (std::getline(ss, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-std::string output_format(const BenchCli& o) {
-  if (!o.format.empty()) return o.format;
-  if (!o.common.output.empty()) {
-    std::string ext = std::filesystem::path(o.common.output).extension().string();
-    if (ext == ".csv") return "csv";
-    if (ext == ".md" || ext == ".markdown") return "markdown";
-    if (ext == ".txt") return "table";
-    return "json";
-  }
-  return stdout_is_terminal() ? "table" : "json";
-}
-
-std::string render(const tool::bench::ResultSet& r, const std::string& format, const std::string& bf) {
-  using namespace tool::bench;
-  if (format == "json") return (bf == "google" ? to_google_benchmark(r) : to_json(r)).dump(1) + "\n";
-  if (format == "csv") return to_csv(r);
-  if (format == "markdown") return to_markdown(r);
-  return to_table(r);
 }
 
 // The devices to run on: each usable backend's device --device, GPU first.
@@ -128,8 +109,8 @@ void run(BenchCli& o) {
     }
     names.push_back(n);
   }
-  const std::string format = output_format(o);
-  if (o.benchmark_format == "google" && format != "json")
+  const bool google = o.benchmark_format == "google";
+  if (google && effective_format(o.common) != "json")
     throw tool::InputError("--benchmark-format google writes JSON: use --format json or a .json output file");
 
   BenchOptions options;
@@ -139,27 +120,33 @@ void run(BenchCli& o) {
   if (o.min_samples) options.sampling.min_samples = o.min_samples;
   if (o.max_time >= 0) options.sampling.max_time_s = o.max_time;
   if (o.max_samples) options.sampling.max_samples = std::max(o.max_samples, options.sampling.min_samples);
-  if (!o.sizes.empty()) options.sizes = parse_sizes(o.sizes);
+  if (!o.sizes.empty()) options.sizes = tool::parse_sizes(o.sizes);
   options.kernel_dir = kernel_dir(o.common);
 
   lrrt::Runtime runtime;
   auto devices = pick_devices(o);
 
   ResultSet results;
-  results.meta = collect_meta(argv());
+  // The host device describes the machine (CPU, memory) in meta.
+  std::optional<lrrt::Device> host;
+  try {
+    host = lrrt::Device::select("host", 0);
+  } catch (const lrrt::Error&) {
+  }
+  results.meta = tool::make_meta("bench", argv(), host ? &*host : nullptr);
   results.meta["options"] = {{"quick", o.quick},
                              {"min_time_s", options.sampling.min_time_s},
                              {"min_samples", options.sampling.min_samples},
                              {"max_time_s", options.sampling.max_time_s},
                              {"max_samples", options.sampling.max_samples}};
-  for (auto& d : devices) results.devices.push_back(describe_device(d));
+  for (auto& d : devices) results.devices.push_back(tool::device_json(d));
+  // What goes to -o (and to stdout in the chosen format): the lrrt document,
+  // or Google Benchmark's layout of it.
+  auto file_doc = [&] { return google ? to_google_benchmark(results) : to_json(results); };
 
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   const size_t total = names.size() * devices.size();
   size_t done = 0, failures = 0;
-  auto write = [&] {
-    if (!o.common.output.empty()) tool::write_file_atomic(o.common.output, render(results, format, o.benchmark_format));
-  };
   for (const auto& name : names) {
     for (auto& device : devices) {
       std::string backend = device.backend();
@@ -182,17 +169,12 @@ void run(BenchCli& o) {
         }
       }
       ++done;
-      write();  // partial results survive a later failure
+      write_output_file(file_doc(), o.common);  // partial results survive a later failure
     }
   }
   if (!o.common.quiet && tty) std::cerr << "\r\033[K" << std::flush;
 
-  if (o.common.output.empty()) {
-    std::cout << render(results, format, o.benchmark_format) << std::flush;
-  } else if (!o.common.quiet) {
-    std::cout << to_table(results) << std::flush;
-    std::cerr << "wrote " << o.common.output << "\n";
-  }
+  emit_document(to_json(results), file_doc(), o.common);
   if (failures) set_exit_code(tool::kExitRuntimeError);
 }
 
@@ -209,11 +191,7 @@ void register_bench(CLI::App& app) {
   sub->add_option("--backend", o->backends,
                   "Backends to run on, comma-separated (host, hsa, cuda), all or auto (default: every usable "
                   "backend, host included)");
-  add_common_options(*sub, o->common, kOptDevice | kOptOutput | kOptQuiet | kOptKernelDir | kOptTimeout);
-  sub->add_option("--format", o->format,
-                  "table, json, csv or markdown (default: from -o's extension, else table on a terminal, json "
-                  "otherwise)")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  add_common_options(*sub, o->common, kOptDevice | kOptFormat | kOptOutput | kOptQuiet | kOptKernelDir | kOptTimeout);
   sub->add_option("--benchmark-format", o->benchmark_format,
                   "JSON layout: lrrt (default; what lrrt compare reads) or google (Google Benchmark's format)")
       ->check(CLI::IsMember({"lrrt", "google"}));

@@ -9,7 +9,7 @@
 
 #include "tool/atomic_file.hpp"
 #include "tool/errors.hpp"
-#include "tool/printers.hpp"
+#include "tool/printers/printer.hpp"
 
 namespace lrrt::cli {
 
@@ -62,13 +62,15 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
     sub.add_option("--device", o.device, "Device ordinal within the chosen backend")->default_str("0");
   if (which & kOptFormat)
     sub.add_option("--format", o.format,
-                   "Output format: table, json or csv (default: from -o's extension, else table on a terminal, json otherwise)")
-        ->check(CLI::IsMember(tool::printer_formats()));
+                   "Output format: table, json, csv or markdown (default: from -o's extension, else table on a "
+                   "terminal, json otherwise)")
+        ->check(CLI::IsMember(tool::printers::formats()));
   if (which & kOptOutput)
     sub.add_option("-o,--output", o.output,
-                   "Write the results to FILE (atomically: a complete file or none) instead of stdout");
+                   "Write the results to FILE (atomically: a complete file or none) instead of stdout; the "
+                   "extension picks the format (.json, .csv, .md, .txt)");
   if (which & kOptQuiet)
-    sub.add_flag("-q,--quiet", o.quiet, "No progress notes on stderr and, with -o, no summary on stdout");
+    sub.add_flag("-q,--quiet", o.quiet, "No progress notes on stderr and, with -o, no table on stdout");
   if (which & kOptKernelDir)
     sub.add_option("--kernel-dir", o.kernel_dir,
                    "Folder that @kernels/ in manifests refers to (default: $LRRT_KERNEL_DIR, else kernels/ next to the lrrt binary)");
@@ -77,28 +79,30 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
 std::string effective_format(const CommonOptions& o) {
   if (!o.format.empty()) return o.format;
   if (!o.output.empty()) {
-    std::filesystem::path p(o.output);
-    const std::string ext = p.extension().string();
+    const std::string ext = std::filesystem::path(o.output).extension().string();
     if (ext == ".csv") return "csv";
+    if (ext == ".md" || ext == ".markdown") return "markdown";
     if (ext == ".txt") return "table";
-    if (ext == ".md" || ext == ".markdown") {
-      for (const auto& f : tool::printer_formats())
-        if (f == "markdown") return f;
-    }
     return "json";
   }
   return stdout_is_terminal() ? "table" : "json";
 }
 
-void emit_document(const nlohmann::json& doc, const CommonOptions& o) {
-  const std::string format = effective_format(o);
-  const std::string text = tool::render(doc, format);
+void write_output_file(const nlohmann::json& doc, const CommonOptions& o) {
+  if (!o.output.empty()) tool::write_file_atomic(o.output, tool::printers::render(doc, effective_format(o)));
+}
+
+void emit_document(const nlohmann::json& doc, const CommonOptions& o) { emit_document(doc, doc, o); }
+
+void emit_document(const nlohmann::json& doc, const nlohmann::json& file_doc, const CommonOptions& o) {
   if (o.output.empty()) {
-    std::cout << text << std::flush;
+    std::cout << tool::printers::render(file_doc, effective_format(o)) << std::flush;
     return;
   }
-  tool::write_file_atomic(o.output, text);
-  if (!o.quiet && stdout_is_terminal() && format != "table") std::cout << tool::render(doc, "table") << std::flush;
+  write_output_file(file_doc, o);
+  if (o.quiet) return;
+  std::cout << tool::printers::render(doc, "table") << std::flush;
+  std::cerr << "wrote " << o.output << "\n";
 }
 
 lrrt::Device open_device(const CommonOptions& o) {

@@ -19,7 +19,7 @@ namespace lrrt::cli {
 struct CommonOptions {
   std::string backend = "auto";  // auto|host|hsa|cuda
   unsigned device = 0;           // ordinal among the backend's devices
-  std::string format;            // table|json|csv ("" = table on a terminal, else json)
+  std::string format;            // table|json|csv|markdown ("" = from -o, else table on a terminal, else json)
   std::string output;            // -o FILE ("" = stdout)
   bool quiet = false;
   std::string kernel_dir;        // --kernel-dir ("" = $LRRT_KERNEL_DIR or <exe dir>/kernels)
@@ -45,13 +45,22 @@ void apply_default_timeout();
 // Adds the selected common options to a subcommand, with help text.
 void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);
 
-// The format to write: --format if given; else from -o's extension (.json,
-// .csv, .txt → table); else table when stdout is a terminal, json otherwise.
+// The format to write, chosen here for every subcommand: --format if given;
+// else from -o's extension (.csv, .md/.markdown, .txt → table, anything else
+// json); else table when stdout is a terminal, json otherwise.
 std::string effective_format(const CommonOptions& options);
 
-// Prints a result document to stdout, or writes it atomically to -o FILE
-// (then, unless --quiet, a table also goes to stdout when it is a terminal).
+// Writes the document to -o FILE atomically in the effective format (no-op
+// without -o). `lrrt bench` calls it after every benchmark.
+void write_output_file(const nlohmann::json& doc, const CommonOptions& options);
+
+// The end of every subcommand: the document in the effective format on
+// stdout; or, with -o, the file (atomically), then, unless --quiet, a table
+// on stdout and "wrote FILE" on stderr. `file_doc` (bench's
+// --benchmark-format google) replaces what goes to the file and to stdout in
+// the chosen format; the table always shows `doc`.
 void emit_document(const nlohmann::json& doc, const CommonOptions& options);
+void emit_document(const nlohmann::json& doc, const nlohmann::json& file_doc, const CommonOptions& options);
 
 // Opens the device --backend/--device select; failures exit 3.
 lrrt::Device open_device(const CommonOptions& options);

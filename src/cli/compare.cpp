@@ -2,30 +2,26 @@
 // (same, faster, slower, unsure) from the recorded samples; exits 1 when any
 // measurement is slower beyond the threshold (tool/compare_core.*).
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "tool/atomic_file.hpp"
 #include "tool/compare_core.hpp"
 #include "tool/errors.hpp"
 #include "tool/json_input.hpp"
+#include "tool/meta.hpp"
 
 namespace lrrt::cli {
 namespace {
 
 struct CompareCli {
+  CommonOptions common;
   std::string base, next;
-  std::string format;
-  std::string output;
   double threshold_percent = 5;
   double alpha = 0.01;
   bool include_native = false;
   bool no_fail = false;
-  bool quiet = false;
 };
 
 tool::bench::ResultSet load(const std::string& path) {
@@ -54,21 +50,14 @@ void run(const CompareCli& o) {
   if (report.rows.empty())
     throw tool::InputError(fmt::format("{} and {} have no measurement in common", o.base, o.next));
 
-  std::string format = o.format;
-  if (format.empty()) {
-    std::string ext = o.output.empty() ? "" : std::filesystem::path(o.output).extension().string();
-    format = ext == ".json" ? "json" : ext == ".md" ? "markdown" : ext == ".csv" ? "csv" : "table";
-  }
-  std::string text = format == "json"       ? report_json(report, options).dump(1) + "\n"
-                     : format == "markdown" ? report_markdown(report, options)
-                     : format == "csv"      ? report_csv(report)
-                                            : report_table(report, options);
-  if (o.output.empty()) {
-    std::cout << text << std::flush;
-  } else {
-    tool::write_file_atomic(o.output, text);
-    if (!o.quiet) std::cout << report_table(report, options) << std::flush;
-  }
+  nlohmann::json doc = report_json(report, options);
+  doc["meta"] = tool::make_meta("compare", argv());
+  doc["meta"]["options"] = {{"threshold", options.verdict.threshold},
+                            {"alpha", options.verdict.alpha},
+                            {"include_native", options.include_native}};
+  doc["base"] = o.base;
+  doc["new"] = o.next;
+  emit_document(doc, o.common);
   if (report.regression() && !o.no_fail) set_exit_code(1);
 }
 
@@ -84,11 +73,8 @@ void register_compare(CLI::App& app) {
   sub->add_option("--alpha", o->alpha, "Significance level of the Mann-Whitney U test (default 0.01)");
   sub->add_flag("--include-native", o->include_native,
                 "Also compare the native baselines (they measure the machine, not lrrt)");
-  sub->add_option("--format", o->format, "table, json, csv or markdown (for pull-request comments)")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
-  sub->add_option("-o,--output", o->output, "Write the report to FILE (atomically)");
+  add_common_options(*sub, o->common, kOptFormat | kOptOutput | kOptQuiet);
   sub->add_flag("--no-fail", o->no_fail, "Exit 0 even when something is slower");
-  sub->add_flag("-q,--quiet", o->quiet, "With -o, print nothing");
   sub->footer(R"(Measurements are matched by benchmark, metric, backend, parameters and implementation.
 Verdict per row, from the recorded samples (lower time is better):
   same     the median moved by less than --threshold
@@ -96,6 +82,12 @@ Verdict per row, from the recorded samples (lower time is better):
            5 samples: the sample ranges do not overlap)
   faster   the same, the other way
   unsure   beyond the threshold but not significant (noise)
+--format markdown (or -o FILE.md) writes a pull-request comment.
+
+Examples:
+  lrrt compare base.json new.json
+  lrrt compare base.json new.json --threshold 10 -o compare.md -q
+
 Exit codes: 0 no regression; 1 a measurement is slower; 2 usage or input error.)");
   sub->callback([o] { run(*o); });
 }

@@ -1,11 +1,11 @@
 // lrrt info: every backend (usable or why not) and every device's properties.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "tool/printers.hpp"
-#include "tool/runner.hpp"
+#include "tool/meta.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -16,13 +16,16 @@ void info_command(const CommonOptions& o) {
   for (const auto& b : lrrt::Runtime::backends())
     backends.push_back({{"name", b.name}, {"usable", b.usable != 0}, {"device_count", b.device_count}, {"message", b.message}});
   nlohmann::json devices = nlohmann::json::array();
+  std::optional<lrrt::Device> host;
   const uint32_t n = lrrt::Runtime::device_count();
   for (uint32_t i = 0; i < n; ++i) {
-    devices.push_back(tool::device_json(lrrt::Device::open(i)));
+    lrrt::Device d = lrrt::Device::open(i);
+    devices.push_back(tool::device_json(d));
+    if (devices.back()["backend"] == "host") host = d;
   }
   nlohmann::json doc{{"lrrt_results", 1},
                      {"kind", "info"},
-                     {"meta", tool::make_meta(argv())},
+                     {"meta", tool::make_meta("info", argv(), host ? &*host : nullptr)},
                      {"backends", backends},
                      {"devices", devices}};
   emit_document(doc, o);

@@ -21,6 +21,7 @@
 #include "tool/atomic_file.hpp"
 #include "tool/errors.hpp"
 #include "tool/input_file.hpp"
+#include "tool/meta.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -88,109 +89,12 @@ json inspect_file(const std::string& path) {
               {"targets", std::move(targets)}};
 }
 
-// The table form of an inspect document, for every format alike: per file a
-// line, per target a line with its facts, a kernel table (one row per
-// kernel) and an argument table per kernel. Columns no row fills are left
-// out, so each format shows what it records.
-std::string render_inspect_table(const json& doc) {
-  std::ostringstream os;
-  auto cell = [](const json& v) -> std::string {
-    if (v.is_null()) return "";
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-    return v.dump();
-  };
-  // rows[i][c] under headers[c]; empty columns dropped; first column left-aligned.
-  auto table = [&](const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
-                   const std::string& indent) {
-    std::vector<size_t> width(headers.size(), 0);
-    std::vector<bool> used(headers.size(), false);
-    for (const auto& r : rows)
-      for (size_t c = 0; c < headers.size(); ++c)
-        if (!r[c].empty()) {
-          used[c] = true;
-          width[c] = std::max(width[c], r[c].size());
-        }
-    auto line = [&](const std::vector<std::string>& r) {
-      std::string out = indent;
-      for (size_t c = 0; c < headers.size(); ++c)
-        if (used[c]) out += fmt::format("{:<{}}  ", r[c], std::max(width[c], headers[c].size()));
-      while (!out.empty() && out.back() == ' ') out.pop_back();
-      os << out << "\n";
-    };
-    line(headers);
-    for (const auto& r : rows) line(r);
-  };
-  static const std::vector<std::pair<std::string, std::string>> kKernelColumns = {
-      {"kernel", "name"},           {"symbol", "symbol"},           {"kernarg", "kernarg_size"},
-      {"explicit", "explicit_kernarg_size"}, {"align", "kernarg_align"}, {"group", "group_segment_size"},
-      {"private", "private_segment_size"},   {"max wg", "max_workgroup_size"}, {"wave", "wavefront_size"},
-      {"sgpr", "sgpr_count"},       {"vgpr", "vgpr_count"},         {"regs", "registers"}};
-  static const std::vector<std::string> kArgColumns = {"index", "offset",    "size",     "kind",
-                                                       "value_kind", "name", "type_name", "address_space"};
-  static const std::set<std::string> kTargetKeys = {"target", "format", "entry", "offset", "size", "note", "kernels"};
-  for (const auto& o : doc.value("objects", json::array())) {
-    const json targets = o.value("targets", json::array());
-    os << fmt::format("{}: {}, {} bytes, {} target(s)\n", o.value("file", ""), o.value("format", ""),
-                      o.value("size", 0), targets.size());
-    for (const auto& t : targets) {
-      os << fmt::format("\ntarget {} ({}", t.value("target", ""), t.value("format", ""));
-      if (t.contains("entry"))
-        os << fmt::format("; entry {}, {} bytes at offset {}", t.value("entry", ""), t.value("size", 0),
-                          t.value("offset", 0));
-      os << ")\n";
-      std::string facts;
-      for (const auto& [key, value] : t.items())
-        if (!kTargetKeys.count(key)) facts += (facts.empty() ? "" : ", ") + key + " " + cell(value);
-      if (!facts.empty()) os << "  " << facts << "\n";
-      if (t.contains("note")) os << "  note: " << t.value("note", "") << "\n";
-      const json kernels = t.value("kernels", json::array());
-      if (kernels.empty()) {
-        os << "  no kernels listed\n";
-        continue;
-      }
-      std::vector<std::string> headers;
-      for (const auto& c : kKernelColumns) headers.push_back(c.first);
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& k : kernels) {
-        std::vector<std::string> r;
-        for (const auto& c : kKernelColumns) r.push_back(cell(k.value(c.second, json())));
-        rows.push_back(std::move(r));
-      }
-      table(headers, rows, "  ");
-      for (const auto& k : kernels) {
-        os << fmt::format("  {} arguments:", k.value("name", ""));
-        if (!k.value("has_arg_layout", false)) {
-          os << " not recorded in the code object\n";
-          continue;
-        }
-        const json args = k.value("args", json::array());
-        if (args.empty()) {
-          os << " none\n";
-          continue;
-        }
-        os << "\n";
-        std::vector<std::vector<std::string>> arg_rows;
-        for (const auto& a : args) {
-          std::vector<std::string> r;
-          for (const auto& c : kArgColumns) r.push_back(cell(a.value(c, json())));
-          arg_rows.push_back(std::move(r));
-        }
-        table(kArgColumns, arg_rows, "    ");
-      }
-    }
-  }
-  return os.str();
-}
-
 void inspect_command(const std::vector<std::string>& files, const CommonOptions& o) {
   json objects = json::array();
   for (const auto& file : files) objects.push_back(inspect_file(file));
   json doc{{"kind", "inspect"}, {"lrrt_results", 1}, {"objects", std::move(objects)}};
-  if (effective_format(o) != "table") return emit_document(doc, o);
-  std::string text = render_inspect_table(doc);
-  if (o.output.empty()) std::cout << text << std::flush;
-  else tool::write_file_atomic(o.output, text);
+  doc["meta"] = tool::make_meta("inspect", argv());
+  emit_document(doc, o);  // the printers render inspect documents in every format
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "tool/manifest.hpp"
-#include "tool/printers.hpp"
+#include "tool/meta.hpp"
 #include "tool/runner.hpp"
 
 namespace lrrt::cli {
@@ -51,9 +51,10 @@ void run_command(const RunArgs& a) {
     note(a.common, fmt::format("{}: verification {}", m.name, status));
     runs.push_back(std::move(r));
   }
+  const bool on_host = device.backend() == "host";
   nlohmann::json doc{{"lrrt_results", 1},
                      {"kind", "run"},
-                     {"meta", tool::make_meta(argv())},
+                     {"meta", tool::make_meta("run", argv(), on_host ? &device : nullptr)},
                      {"device", tool::device_json(device)},
                      {"runs", runs}};
   emit_document(doc, a.common);

@@ -1,7 +1,7 @@
 // Results of `lrrt bench`: one Measurement per (benchmark, case, backend,
-// implementation) with its samples and statistics, summaries derived from
-// them, and the writers (JSON, CSV, markdown, terminal table, Google
-// Benchmark JSON). `lrrt compare` reads the JSON back.
+// implementation) with its samples and statistics, and summaries derived
+// from them; the document (JSON, "schema": "lrrt-bench/1") that the printers
+// print and `lrrt compare` reads back, and Google Benchmark's layout of it.
 #pragma once
 
 #include <cstdint>
@@ -61,31 +61,15 @@ struct ResultSet {
                           const std::map<std::string, std::string>& params = {}, uint64_t size = 0) const;
 };
 
-// Metadata of this run: version, git sha and dirty flag, argv, date, host,
-// CPU, kernel.
-nlohmann::json collect_meta(const std::vector<std::string>& argv);
-
+// The document: {"kind": "bench", "schema", "meta", "devices",
+// "measurements", "summaries", "errors"}.
 nlohmann::json to_json(const ResultSet& results);
 // Throws InputError naming what is wrong.
 ResultSet from_json(const nlohmann::json& doc);
 
-std::string to_csv(const ResultSet& results);
-std::string to_markdown(const ResultSet& results);
-std::string to_table(const ResultSet& results);
 // Google Benchmark's JSON layout ("context" and "benchmarks" with
 // real_time/cpu_time in ns, one iteration row plus mean/median/stddev
 // aggregates per measurement).
 nlohmann::json to_google_benchmark(const ResultSet& results);
-
-// "4 KiB", "64 MiB", "1 GiB".
-std::string format_bytes(uint64_t bytes);
-// "812 ns", "4.14 us", "1.25 ms", "2.01 s".
-std::string format_time_ns(double ns);
-
-// Parses "4K,64K,1M" or "4KiB..1GiB" (x4 steps) or "4K..1G:2" (x2 steps);
-// suffixes K/M/G with optional "iB"/"B" are powers of 1024. Throws
-// InputError.
-std::vector<uint64_t> parse_sizes(const std::string& text);
-uint64_t parse_size(const std::string& text);
 
 }  // namespace lrrt::tool::bench

@@ -1,25 +1,19 @@
-// Statistics for benchmark samples and the noise-aware comparison behind
-// `lrrt compare`: summary statistics, the Mann-Whitney U test (normal
-// approximation with tie correction) and the verdict rule.
+// The noise-aware comparison behind `lrrt compare`: the Mann-Whitney U test
+// (normal approximation with tie correction) and the verdict rule.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "tool/stats.hpp"
+
 namespace lrrt::tool::bench {
 
-struct Stats {
-  size_t samples = 0;
-  double min = 0, median = 0, mean = 0, stddev = 0, p90 = 0, max = 0;
-};
-
-// Linear interpolation between closest ranks (numpy's default); `sorted`
-// must be sorted ascending and non-empty; q in [0, 1].
-double quantile_sorted(const std::vector<double>& sorted, double q);
-
-// Sample standard deviation (n - 1); 0 for fewer than two samples.
-Stats compute_stats(std::vector<double> samples);
+// The summary statistics live in tool/stats.hpp (shared with `lrrt run`).
+using tool::compute_stats;
+using tool::quantile_sorted;
+using tool::Stats;
 
 struct MannWhitney {
   double u = 0;        // U of the first sample

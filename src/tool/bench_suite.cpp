@@ -16,6 +16,7 @@
 
 #include "lrrt/native_baseline.hpp"
 #include "tool/errors.hpp"
+#include "tool/units.hpp"
 
 namespace lrrt::tool::bench {
 namespace {
@@ -798,29 +799,6 @@ void run_benchmark(const std::string& name, lrrt::Device device, const BenchOpti
     for (const auto& b : benchmarks()) names += (names.empty() ? "" : ", ") + b.name;
     throw InputError(fmt::format("unknown benchmark '{}': choose all, {}", name, names));
   }
-}
-
-nlohmann::json describe_device(lrrt::Device device) {
-  auto p = device.properties();
-  nlohmann::json d = {{"backend", p.backend},
-                      {"ordinal", p.backend_ordinal},
-                      {"name", p.name},
-                      {"arch", p.arch},
-                      {"compute_units", p.compute_units},
-                      {"memory_bytes", p.memory_bytes}};
-  try {
-    nlohmann::json extra = nlohmann::json::object();
-    uint32_t count = 0;
-    check(lr_device_detail_count(device.get(), &count), "lr_device_detail_count");
-    for (uint32_t i = 0; i < count; ++i) {
-      char key[LR_NAME_CAPACITY], value[LR_MESSAGE_CAPACITY];
-      check(lr_device_get_detail(device.get(), i, key, sizeof key, value, sizeof value), "lr_device_get_detail");
-      extra[key] = value;
-    }
-    d["extra"] = extra;
-  } catch (const lrrt::Error&) {
-  }
-  return d;
 }
 
 uint64_t max_copy_size(lrrt::Device device) {

@@ -58,9 +58,6 @@ const std::vector<BenchmarkInfo>& benchmarks();
 // summaries. Throws on failure (the caller records it and goes on).
 void run_benchmark(const std::string& name, lrrt::Device device, const BenchOptions& options, ResultSet& out);
 
-// Describes the device for the result's "devices" list.
-nlohmann::json describe_device(lrrt::Device device);
-
 // Largest copy size the machine can take for this device: device memory and
 // available host memory both limit it.
 uint64_t max_copy_size(lrrt::Device device);

@@ -1,29 +1,11 @@
 #include "tool/compare_core.hpp"
 
-#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
 namespace lrrt::tool::bench {
-namespace {
-
-std::string change_text(double ratio) {
-  // Time ratio as a change in speed people read easily: +10% = 10% slower.
-  return fmt::format("{:+.1f}%", (ratio - 1) * 100);
-}
-
-const char* verdict_mark(Verdict v) {
-  switch (v) {
-    case Verdict::Same: return "same";
-    case Verdict::Faster: return "FASTER";
-    case Verdict::Slower: return "SLOWER";
-    case Verdict::Unsure: return "unsure";
-  }
-  return "?";
-}
-
-}  // namespace
 
 CompareReport compare_results(const ResultSet& base, const ResultSet& next, const CompareOptions& options) {
   CompareReport report;
@@ -82,6 +64,7 @@ CompareReport compare_results(const ResultSet& base, const ResultSet& next, cons
 
 nlohmann::json report_json(const CompareReport& r, const CompareOptions& o) {
   nlohmann::json doc;
+  doc["kind"] = "compare";
   doc["threshold"] = o.verdict.threshold;
   doc["alpha"] = o.verdict.alpha;
   doc["summary"] = {{"rows", r.rows.size()}, {"same", r.same},     {"faster", r.faster},
@@ -92,6 +75,7 @@ nlohmann::json report_json(const CompareReport& r, const CompareOptions& o) {
                     {"benchmark", row.benchmark},
                     {"backend", row.backend},
                     {"impl", row.impl},
+                    {"case", row.label},
                     {"base_median_ns", row.base_median},
                     {"new_median_ns", row.new_median},
                     {"ratio", row.comparison.ratio},
@@ -102,70 +86,6 @@ nlohmann::json report_json(const CompareReport& r, const CompareOptions& o) {
   doc["only_in_base"] = r.only_in_base;
   doc["only_in_new"] = r.only_in_new;
   return doc;
-}
-
-namespace {
-
-std::string summary_line(const CompareReport& r, const CompareOptions& o) {
-  return fmt::format("{} compared: {} same, {} faster, {} slower, {} unsure (threshold {:.1f}%, alpha {}){}",
-                     r.rows.size(), r.same, r.faster, r.slower, r.unsure, o.verdict.threshold * 100,
-                     o.verdict.alpha, r.regression() ? " -- REGRESSION" : "");
-}
-
-}  // namespace
-
-std::string report_table(const CompareReport& r, const CompareOptions& o) {
-  size_t w = 4;
-  for (const auto& row : r.rows) w = std::max(w, row.benchmark.size() + row.backend.size() + row.label.size() + 4);
-  std::string out = fmt::format("{:<{}}  {:>13}  {:>13}  {:>8}  {:>7}  {}\n", "case", w, "base", "new", "time",
-                                "verdict", "why");
-  for (const auto& row : r.rows) {
-    std::string name = fmt::format("{} {}: {}", row.benchmark, row.backend, row.label);
-    out += fmt::format("{:<{}}  {:>13}  {:>13}  {:>8}  {:>7}  {}\n", name, w, format_time_ns(row.base_median),
-                       format_time_ns(row.new_median), change_text(row.comparison.ratio),
-                       verdict_mark(row.comparison.verdict), row.comparison.reason);
-  }
-  if (!r.only_in_base.empty()) out += fmt::format("{} only in base (not compared)\n", r.only_in_base.size());
-  if (!r.only_in_new.empty()) out += fmt::format("{} only in new (not compared)\n", r.only_in_new.size());
-  out += summary_line(r, o) + "\n";
-  return out;
-}
-
-std::string report_markdown(const CompareReport& r, const CompareOptions& o) {
-  std::string out = "### lrrt bench comparison\n\n";
-  out += (r.regression() ? ":x: " : ":white_check_mark: ") + summary_line(r, o) + "\n\n";
-  auto table = [&](bool changed_only) {
-    std::string t = "| benchmark | backend | case | base | new | time change | verdict |\n"
-                    "| --- | --- | --- | ---: | ---: | ---: | --- |\n";
-    size_t n = 0;
-    for (const auto& row : r.rows) {
-      bool changed = row.comparison.verdict != Verdict::Same;
-      if (changed_only != changed) continue;
-      ++n;
-      t += fmt::format("| {} | {} | {} | {} | {} | {} | {} ({}) |\n", row.benchmark, row.backend, row.label,
-                       format_time_ns(row.base_median), format_time_ns(row.new_median),
-                       change_text(row.comparison.ratio), verdict_name(row.comparison.verdict),
-                       row.comparison.reason);
-    }
-    return n ? t : std::string();
-  };
-  std::string changed = table(true);
-  if (!changed.empty()) out += "#### Changed or uncertain\n\n" + changed + "\n";
-  std::string same = table(false);
-  if (!same.empty()) out += "<details><summary>Unchanged</summary>\n\n" + same + "\n</details>\n";
-  if (!r.only_in_base.empty() || !r.only_in_new.empty())
-    out += fmt::format("\n{} measurement(s) only in base, {} only in new.\n", r.only_in_base.size(),
-                       r.only_in_new.size());
-  return out;
-}
-
-std::string report_csv(const CompareReport& r) {
-  std::string out = "name,benchmark,backend,impl,base_median_ns,new_median_ns,ratio,p_value,verdict\n";
-  for (const auto& row : r.rows)
-    out += fmt::format("\"{}\",{},{},{},{:.1f},{:.1f},{:.4f},{:.4g},{}\n", row.key, row.benchmark, row.backend,
-                       row.impl, row.base_median, row.new_median, row.comparison.ratio, row.comparison.p_value,
-                       verdict_name(row.comparison.verdict));
-  return out;
 }
 
 }  // namespace lrrt::tool::bench

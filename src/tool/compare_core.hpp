@@ -1,6 +1,7 @@
 // `lrrt compare BASE.json NEW.json`: matches measurements by name and
 // parameters, gives each pair a ratio and a noise-aware verdict
-// (bench_stats.hpp), and summarises.
+// (bench_stats.hpp), and summarises; the printers print the report's
+// document (printers/compare_view.cpp).
 #pragma once
 
 #include <string>
@@ -36,9 +37,11 @@ struct CompareOptions {
 
 CompareReport compare_results(const ResultSet& base, const ResultSet& next, const CompareOptions& options = {});
 
+// The document the printers print: {"kind": "compare", "threshold",
+// "alpha", "summary": {"rows", "same", "faster", "slower", "unsure",
+// "regression"}, "rows": [{"name", "benchmark", "backend", "impl", "case",
+// "base_median_ns", "new_median_ns", "ratio", "p_value", "tested",
+// "verdict", "reason"}], "only_in_base", "only_in_new"}.
 nlohmann::json report_json(const CompareReport& report, const CompareOptions& options);
-std::string report_table(const CompareReport& report, const CompareOptions& options);
-std::string report_markdown(const CompareReport& report, const CompareOptions& options);
-std::string report_csv(const CompareReport& report);
 
 }  // namespace lrrt::tool::bench

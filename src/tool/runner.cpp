@@ -16,6 +16,7 @@
 #include "tool/kernargs.hpp"
 #include "tool/npy.hpp"
 #include "tool/reference_ops.hpp"
+#include "tool/stats.hpp"
 #include "tool/verify.hpp"
 
 namespace lrrt::tool {
@@ -218,42 +219,16 @@ json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>&
 
 }  // namespace
 
-json device_properties_json(const lr_device_properties_t& p, uint32_t index) {
-  return {{"backend", p.backend},
-          {"index", index},
-          {"backend_ordinal", p.backend_ordinal},
-          {"name", p.name},
-          {"arch", p.arch},
-          {"compute_units", p.compute_units},
-          {"wave_size", p.wave_size},
-          {"max_workgroup_size", p.max_workgroup_size},
-          {"max_workgroup_dims", {p.max_workgroup_dims.x, p.max_workgroup_dims.y, p.max_workgroup_dims.z}},
-          {"max_shared_memory_per_workgroup", p.max_shared_memory_per_workgroup},
-          {"memory_bytes", p.memory_bytes}};
-}
-
-json device_json(const lrrt::Device& device) {
-  json j = device_properties_json(device.properties(), device.index());
-  json details = json::object();
-  for (const auto& [k, v] : device.details()) details[k] = v;
-  j["details"] = std::move(details);
-  return j;
-}
-
-json timing_json(const std::vector<uint64_t>& s) {
-  if (s.empty()) return nullptr;
-  std::vector<uint64_t> sorted = s;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2.0;
-  long double sum = 0;
-  for (uint64_t v : s) sum += v;
-  const double mean = static_cast<double>(sum / n);
-  long double var = 0;
-  for (uint64_t v : s) var += (v - mean) * (v - mean);
-  const double stddev = n > 1 ? std::sqrt(static_cast<double>(var / (n - 1))) : 0.0;
-  return {{"samples", s},   {"min_ns", sorted.front()}, {"median_ns", median}, {"mean_ns", mean},
-          {"stddev_ns", stddev}, {"max_ns", sorted.back()}};
+json timing_json(const std::vector<uint64_t>& samples_ns) {
+  if (samples_ns.empty()) return nullptr;
+  const Stats s = compute_stats(std::vector<double>(samples_ns.begin(), samples_ns.end()));
+  // min and max are samples: integers, as recorded.
+  return {{"samples", samples_ns},
+          {"min_ns", static_cast<uint64_t>(s.min)},
+          {"median_ns", s.median},
+          {"mean_ns", s.mean},
+          {"stddev_ns", s.stddev},
+          {"max_ns", static_cast<uint64_t>(s.max)}};
 }
 
 json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& opt) {

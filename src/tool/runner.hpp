@@ -37,11 +37,8 @@ struct RunOptions {
 // InputError/ManifestError (exit 2), device problems DeviceError (exit 3).
 nlohmann::json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& options);
 
-// {"backend", "index", "name", "arch", ...} for results and `lrrt info`.
-nlohmann::json device_json(const lrrt::Device& device);
-nlohmann::json device_properties_json(const lr_device_properties_t& p, uint32_t index);
-
-// Timing statistics over samples in nanoseconds.
+// Timing statistics over samples in nanoseconds: {"samples", "min_ns",
+// "median_ns", "mean_ns", "stddev_ns", "max_ns"}; null without samples.
 nlohmann::json timing_json(const std::vector<uint64_t>& samples_ns);
 
 }  // namespace lrrt::tool

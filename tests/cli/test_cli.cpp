@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -173,6 +175,107 @@ TEST_CASE("formats: csv rows, table, and json by default when stdout is not a te
   CHECK(json::parse(def.out)["runs"].size() == 1);
   Result csv_file = with({"-o", (dir / "r.csv").string()});
   CHECK(read_text(dir / "r.csv").rfind("manifest,", 0) == 0);
+}
+
+// A short launch-overhead run on host: enough samples for compare, quick.
+Result bench_quick(const TempDir& dir, const fs::path& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"bench", "launch-overhead", "--backend", "host", "--kernel-dir", kKernels.string(),
+                                   "--quick", "--min-time", "0", "--min-samples", "10", "--max-samples", "10",
+                                   "-q", "-o", out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_lrrt(dir, args);
+}
+
+TEST_CASE("every command's result file has the same meta keys") {
+  TempDir dir;
+  std::map<std::string, json> docs;
+  REQUIRE(run_manifest(dir, kSource / "manifests" / "saxpy.json").rc == 0);
+  docs["run"] = results(dir);
+  Result info = run_lrrt(dir, {"info", "--format", "json"});
+  REQUIRE(info.rc == 0);
+  docs["info"] = json::parse(info.out);
+  Result inspect = run_lrrt(dir, {"inspect", (kKernels / "saxpy.host.so").string(), "--format", "json"});
+  REQUIRE(inspect.rc == 0);
+  docs["inspect"] = json::parse(inspect.out);
+  Result b1 = bench_quick(dir, dir / "b1.json"), b2 = bench_quick(dir, dir / "b2.json");
+  INFO(b1.err);
+  REQUIRE(b1.rc == 0);
+  REQUIRE(b2.rc == 0);
+  docs["bench"] = json::parse(read_text(dir / "b1.json"));
+  Result cmp = run_lrrt(dir, {"compare", (dir / "b1.json").string(), (dir / "b2.json").string(), "--no-fail",
+                              "--threshold", "1000", "--format", "json"});
+  REQUIRE(cmp.rc == 0);
+  docs["compare"] = json::parse(cmp.out);
+
+  std::set<std::string> keys;
+  for (const auto& [k, v] : docs["run"]["meta"].items()) keys.insert(k);
+  for (const char* k : {"tool", "version", "git_sha", "argv", "date", "host", "cpu", "cpu_cores", "options"})
+    CHECK_MESSAGE(keys.count(k), k);
+  for (const auto& [kind, doc] : docs) {
+    INFO(kind);
+    CHECK(doc["kind"] == kind);
+    std::set<std::string> these;
+    for (const auto& [k, v] : doc["meta"].items()) these.insert(k);
+    CHECK(these == keys);
+    CHECK(doc["meta"]["tool"] == "lrrt " + kind);
+    CHECK(doc["meta"]["argv"][1] == kind);
+  }
+  // The machine is described wherever the host device is open anyway.
+  CHECK(docs["run"]["meta"]["cpu"].is_string());
+  CHECK(docs["bench"]["meta"]["cpu"].is_string());
+  CHECK(docs["compare"]["meta"]["cpu"].is_null());
+}
+
+TEST_CASE("one format choice for every command: --format, -o's extension, markdown") {
+  TempDir dir;
+  const std::string m = (kSource / "manifests" / "vector_add_i32.json").string();
+  Result md = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1", "-q", "-o",
+                             (dir / "r.md").string(), m});
+  REQUIRE(md.rc == 0);
+  CHECK(md.out.empty());  // -q: nothing on stdout
+  const std::string text = read_text(dir / "r.md");
+  CHECK(text.rfind("# lrrt run results", 0) == 0);
+  CHECK(text.find("- **verification**: passed") != std::string::npos);
+  // Without -q, -o also shows a table and says where the file went.
+  Result loud = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1", "-o",
+                               (dir / "r.json").string(), m});
+  REQUIRE(loud.rc == 0);
+  CHECK(loud.out.find("verification") != std::string::npos);
+  CHECK(loud.err.find("wrote " + (dir / "r.json").string()) != std::string::npos);
+  CHECK(json::parse(read_text(dir / "r.json"))["kind"] == "run");
+
+  Result info_md = run_lrrt(dir, {"info", "--format", "markdown"});
+  CHECK(info_md.out.find("| backend | usable | devices | message |") != std::string::npos);
+  for (const char* sub : {"run", "info", "inspect", "bench", "compare"}) {
+    Result help = run_lrrt(dir, {sub, "--help"});
+    INFO(sub);
+    CHECK(help.out.find("table, json, csv or markdown") != std::string::npos);
+    CHECK(help.out.find("--quiet") != std::string::npos);
+  }
+  CHECK(run_lrrt(dir, {"compare", "a.json", "b.json", "--format", "xml"}).rc == 2);
+}
+
+TEST_CASE("compare: a markdown file for the pull request, the table on stdout, exit 1 on a regression") {
+  TempDir dir;
+  REQUIRE(bench_quick(dir, dir / "base.json").rc == 0);
+  // The same run with every lrrt time tripled: a regression in every row.
+  json slow = json::parse(read_text(dir / "base.json"));
+  for (auto& m : slow["measurements"])
+    if (m["impl"] == "lrrt")
+      for (auto& s : m["samples"]) s = s.get<double>() * 3 + 1000;
+  write_text(dir / "slow.json", slow.dump());
+  Result r = run_lrrt(dir, {"compare", (dir / "base.json").string(), (dir / "slow.json").string(), "-o",
+                            (dir / "compare.md").string()});
+  CHECK(r.rc == 1);
+  CHECK(r.out.find("SLOWER") != std::string::npos);
+  CHECK(r.out.find("REGRESSION") != std::string::npos);
+  const std::string md = read_text(dir / "compare.md");
+  CHECK(md.rfind("# lrrt compare results", 0) == 0);
+  CHECK(md.find("| launch-overhead | host | round-trip |") != std::string::npos);
+  CHECK(md.find("**") != std::string::npos);
+  Result same = run_lrrt(dir, {"compare", (dir / "base.json").string(), (dir / "base.json").string(), "--format", "csv"});
+  CHECK(same.rc == 0);
+  CHECK(same.out.rfind("name,benchmark,backend,impl,", 0) == 0);
 }
 
 TEST_CASE("lrrt info lists backends and devices") {

@@ -6,8 +6,10 @@
 
 #include "tool/bench_result.hpp"
 #include "tool/compare_core.hpp"
+#include "tool/printers/printer.hpp"
 
 using namespace lrrt::tool::bench;
+using lrrt::tool::printers::render;
 
 namespace {
 
@@ -50,9 +52,8 @@ TEST_CASE("compare: matches by name and parameters and flags the regression") {
   CHECK(rn.rows.size() == 3);
   CHECK(rn.slower == 2);
 
-  auto md = report_markdown(r, {});
-  CHECK(md.find("slower") != std::string::npos);
   auto j = report_json(r, {});
+  CHECK(render(j, "markdown").find("SLOWER") != std::string::npos);
   CHECK(j["summary"]["slower"] == 1);
   CHECK(j["summary"]["regression"] == true);
 }
@@ -99,7 +100,7 @@ TEST_CASE("compare: bench JSON round trip keeps keys and samples") {
   auto google = to_google_benchmark(r);
   CHECK(google["benchmarks"].size() == 8);
   CHECK(google["benchmarks"][0]["time_unit"] == "ns");
-  CHECK(to_csv(r).find("copy-bandwidth,copy,host,lrrt") != std::string::npos);
-  bool has_ratio = to_table(r).find("x bw") != std::string::npos;
+  CHECK(render(doc, "csv").find("copy-bandwidth,copy,host,lrrt") != std::string::npos);
+  bool has_ratio = render(doc, "table").find("x bw") != std::string::npos;
   CHECK(has_ratio);
 }

@@ -11,9 +11,14 @@
 #include "tool/atomic_file.hpp"
 #include "tool/errors.hpp"
 #include "tool/npy.hpp"
-#include "tool/printers.hpp"
+#include "tool/csv.hpp"
+#include "tool/meta.hpp"
+#include "tool/printers/printer.hpp"
+#include "tool/units.hpp"
 
 using namespace lrrt::tool;
+using lrrt::tool::printers::make_printer;
+using lrrt::tool::printers::render;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -128,7 +133,7 @@ json sample_run_doc() {
 }
 }  // namespace
 
-TEST_CASE("printers: json, csv, table, registry") {
+TEST_CASE("printers: json, csv, table for run and info") {
   json doc = sample_run_doc();
   CHECK(json::parse(render(doc, "json")) == doc);
   std::string csv = render(doc, "csv");
@@ -150,28 +155,39 @@ TEST_CASE("printers: json, csv, table, registry") {
                {"devices", {{{"backend", "host"}, {"index", 0}, {"name", "cpu"}, {"arch", "x86_64"}, {"memory_bytes", 1 << 30}}}}};
   std::string it = render(info, "table");
   CHECK(it.find("libcuda.so.1 not found") != std::string::npos);
-  CHECK(it.find("1.0 GiB") != std::string::npos);
+  CHECK(it.find("1 GiB") != std::string::npos);
   CHECK(render(info, "csv").find("0,host,") != std::string::npos);
 
-  CHECK_THROWS_WITH_AS(make_printer("xml"), doctest::Contains("csv"), InputError);
-  struct Upper : Printer {
-    void print(const json&, std::ostream& os) const override { os << "custom"; }
-  };
-  register_printer("custom-test", [] { return std::make_unique<Upper>(); });
-  CHECK(render(doc, "custom-test") == "custom");
+  CHECK_THROWS_WITH_AS(make_printer("xml"), doctest::Contains("markdown"), InputError);
   // Unknown kinds fall back to JSON in every format.
-  json other = {{"kind", "bench"}, {"x", 1}};
-  CHECK(json::parse(render(other, "table")) == other);
+  json other = {{"kind", "something-else"}, {"x", 1}};
+  for (const char* f : {"table", "csv", "markdown"}) CHECK(json::parse(render(other, f)) == other);
 }
 
 TEST_CASE("printers: human units and csv quoting") {
-  CHECK(format_ns(512) == "512 ns");
-  CHECK(format_ns(1500) == "1.50 us");
-  CHECK(format_ns(2.5e6) == "2.500 ms");
+  CHECK(format_time_ns(512) == "512 ns");
+  CHECK(format_time_ns(1500) == "1.50 us");
+  CHECK(format_time_ns(4140) == "4.14 us");
+  CHECK(format_time_ns(2.5e6) == "2.50 ms");
+  CHECK(format_time_ns(3e9) == "3.00 s");
+  CHECK(format_bytes(512) == "512 B");
   CHECK(format_bytes(1088) == "1.1 KiB");
+  CHECK(format_bytes(4096) == "4 KiB");
+  CHECK(format_bytes(64ull << 20) == "64 MiB");
+  CHECK(format_bytes(3ull << 29) == "1.5 GiB");
+  CHECK(format_gbps(12.345) == "12.35 GB/s");
+  CHECK(format_ratio(0.97) == "0.97x");
+  CHECK(format_percent(0.477) == "48%");
   CHECK(csv_field("a\"b") == "\"a\"\"b\"");
   CHECK(csv_field("plain") == "plain");
-  json meta = make_meta({"lrrt", "run"});
-  for (const char* k : {"lrrt_version", "git_sha", "argv", "date_utc", "host"}) CHECK(meta.contains(k));
-  CHECK(meta["date_utc"].get<std::string>().back() == 'Z');
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+  CHECK(csv_field("cr\r") == "\"cr\r\"");
+  CHECK(csv_row({"x", "y,z", ""}) == "x,\"y,z\",\n");
+  json meta = make_meta("run", {"lrrt", "run"});
+  for (const char* k : {"tool", "version", "git_sha", "git_dirty", "argv", "date", "host", "cpu", "cpu_cores", "kernel", "options"})
+    CHECK_MESSAGE(meta.contains(k), k);
+  CHECK(meta["tool"] == "lrrt run");
+  CHECK(meta["date"].get<std::string>().back() == 'Z');
+  CHECK(meta["cpu"].is_null());  // no host device given: not described
 }

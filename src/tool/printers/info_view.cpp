@@ -1,0 +1,65 @@
+// `lrrt info`: {"kind": "info", "meta", "backends": [...], "devices": [...]}.
+#include <fmt/format.h>
+
+#include "tool/printers/views.hpp"
+#include "tool/units.hpp"
+
+namespace lrrt::tool::printers {
+
+using nlohmann::json;
+
+Table info_records(const json& doc) {
+  Table t;
+  t.columns = {"index", "backend", "backend_ordinal", "name", "arch", "compute_units", "wave_size",
+               "max_workgroup_size", "max_shared_memory_per_workgroup", "memory_bytes"};
+  const json& devices = member(doc, "devices");
+  if (devices.is_array())
+    for (const auto& d : devices) {
+      std::vector<std::string> row;
+      for (const auto& c : t.columns) row.push_back(text_of(d, c.c_str()));
+      t.rows.push_back(std::move(row));
+    }
+  return t;
+}
+
+Layout info_layout(const json& doc) {
+  Layout out;
+  out.heading("Backends");
+  Table backends;
+  backends.columns = {"backend", "usable", "devices", "message"};
+  backends.align = {Align::Left, Align::Left, Align::Right, Align::Left};
+  const json& bs = member(doc, "backends");
+  if (bs.is_array())
+    for (const auto& b : bs)
+      backends.rows.push_back({text_of(b, "name"), b.value("usable", false) ? "usable" : "unusable",
+                               text_of(b, "device_count", "0"), text_of(b, "message")});
+  out.table(std::move(backends));
+
+  out.heading("Devices");
+  const json& devices = member(doc, "devices");
+  if (!devices.is_array() || devices.empty()) {
+    out.text("none");
+    return out;
+  }
+  Table t;
+  t.columns = {"#", "backend", "name", "arch", "CUs", "wave", "max wg", "shared/wg", "memory"};
+  t.align = {Align::Right, Align::Left,  Align::Left,  Align::Left, Align::Right,
+             Align::Right, Align::Right, Align::Right, Align::Right};
+  for (const auto& d : devices)
+    t.rows.push_back({text_of(d, "index"), text_of(d, "backend"), text_of(d, "name"), text_of(d, "arch"),
+                      text_of(d, "compute_units"), text_of(d, "wave_size"), text_of(d, "max_workgroup_size"),
+                      format_bytes(number_of(d, "max_shared_memory_per_workgroup")),
+                      format_bytes(number_of(d, "memory_bytes"))});
+  out.table(std::move(t));
+  for (const auto& d : devices) {
+    const json& details = member(d, "details");
+    if (!details.is_object() || details.empty()) continue;
+    out.heading(fmt::format("Device {} ({} {})", text_of(d, "index"), text_of(d, "backend"), text_of(d, "name")));
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (const auto& [k, v] : details.items()) fields.push_back({k, v.is_string() ? v.get<std::string>() : v.dump()});
+    out.fields(std::move(fields));
+  }
+  return out;
+}
+
+}  // namespace lrrt::tool::printers

@@ -1,0 +1,40 @@
+// How each result kind is printed, written once per kind: its records (the
+// CSV rows) and its layout (what the table and markdown printers render).
+// Reading a document, a view takes missing fields as empty: printers never
+// throw on a document a reader can load.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tool/printers/layout.hpp"
+
+namespace lrrt::tool::printers {
+
+struct View {
+  const char* kind;
+  Table (*records)(const nlohmann::json& doc);
+  Layout (*layout)(const nlohmann::json& doc);
+};
+
+// The view of the document's kind; nullptr when no view knows it.
+const View* find_view(const nlohmann::json& doc);
+
+// One pair per kind, in <kind>_view.cpp.
+Table run_records(const nlohmann::json& doc);
+Layout run_layout(const nlohmann::json& doc);
+Table info_records(const nlohmann::json& doc);
+Layout info_layout(const nlohmann::json& doc);
+Table bench_records(const nlohmann::json& doc);
+Layout bench_layout(const nlohmann::json& doc);
+Table compare_records(const nlohmann::json& doc);
+Layout compare_layout(const nlohmann::json& doc);
+
+// Reading documents without throwing: a member (null when missing or not an
+// object), a field of any type as text, a number.
+const nlohmann::json& member(const nlohmann::json& j, const char* key);
+std::string text_of(const nlohmann::json& j, const char* key, const std::string& missing = "");
+double number_of(const nlohmann::json& j, const char* key, double missing = 0);
+
+}  // namespace lrrt::tool::printers
