@@ -41,6 +41,30 @@ double Measurement::gbps() const {
   return bytes && stats.median > 0 ? double(bytes) / stats.median : 0;
 }
 
+std::optional<double> Summary::ratio() const {
+  if (!baseline || *baseline == 0) return std::nullopt;
+  return value / *baseline;
+}
+
+std::string format_value(double value, const std::string& unit) {
+  if (unit == "ns") return format_time_ns(value);
+  if (unit == "GB/s") return format_gbps(value);
+  if (unit == "x") return format_ratio(value);
+  if (unit == "fraction") return format_percent(value);
+  return fmt::format("{:g}{}{}", value, unit.empty() ? "" : " ", unit);
+}
+
+std::string phrase(const Summary& s) {
+  if (s.label.empty()) return s.text;  // an older file: its own sentence
+  std::string out = s.label + ": " + format_value(s.value, s.unit);
+  if (s.baseline) {
+    out += fmt::format(" vs {} {}", s.baseline_label, format_value(*s.baseline, s.unit));
+    if (auto ratio = s.ratio()) out += fmt::format(" ({})", format_ratio(*ratio));
+  }
+  if (!s.note.empty()) out += "; " + s.note;
+  return out;
+}
+
 const Measurement* ResultSet::find(const std::string& benchmark, const std::string& metric,
                                    const std::string& backend, const std::string& impl,
                                    const std::map<std::string, std::string>& params, uint64_t size) const {
@@ -83,9 +107,18 @@ nlohmann::json to_json(const ResultSet& r) {
     ms.push_back(std::move(j));
   }
   auto& ss = doc["summaries"] = nlohmann::json::array();
-  for (const auto& s : r.summaries)
-    ss.push_back({{"benchmark", s.benchmark}, {"backend", s.backend}, {"name", s.name},
-                  {"value", s.value}, {"unit", s.unit}, {"text", s.text}});
+  for (const auto& s : r.summaries) {
+    nlohmann::json j = {{"benchmark", s.benchmark}, {"backend", s.backend}, {"name", s.name}, {"label", s.label},
+                        {"value", s.value},         {"unit", s.unit}};
+    if (s.baseline) {
+      j["baseline"] = *s.baseline;
+      j["baseline_label"] = s.baseline_label;
+    }
+    if (auto ratio = s.ratio()) j["ratio"] = *ratio;
+    if (!s.note.empty()) j["note"] = s.note;
+    j["text"] = phrase(s);
+    ss.push_back(std::move(j));
+  }
   doc["errors"] = r.errors;
   return doc;
 }
@@ -133,10 +166,26 @@ ResultSet from_json_unchecked(const nlohmann::json& doc) {
     }
     ++i;
   }
-  if (doc.contains("summaries"))
-    for (const auto& s : doc["summaries"])
-      r.summaries.push_back({s.value("benchmark", ""), s.value("backend", ""), s.value("name", ""),
-                             s.value("value", 0.0), s.value("unit", ""), s.value("text", "")});
+  if (doc.contains("summaries") && doc["summaries"].is_array())
+    for (const auto& j : doc["summaries"]) {
+      if (!j.is_object()) continue;
+      auto text = [&](const char* key) {
+        auto it = j.find(key);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      Summary s;
+      s.benchmark = text("benchmark");
+      s.backend = text("backend");
+      s.name = text("name");
+      s.label = text("label");
+      s.unit = text("unit");
+      s.value = j.contains("value") && j["value"].is_number() ? j["value"].get<double>() : 0.0;
+      if (j.contains("baseline") && j["baseline"].is_number()) s.baseline = j["baseline"].get<double>();
+      s.baseline_label = text("baseline_label");
+      s.note = text("note");
+      s.text = text("text");
+      r.summaries.push_back(std::move(s));
+    }
   if (doc.contains("errors")) r.errors = doc["errors"].get<std::vector<std::string>>();
   return r;
 }

@@ -42,12 +42,29 @@ struct Measurement {
   double gbps() const;
 };
 
+// A headline number of a benchmark, as data: what it is, its value, and what
+// it is compared with. The printers phrase it (phrase()); the JSON also
+// keeps that sentence as "text" for readers of older files.
 struct Summary {
-  std::string benchmark, backend, name;
+  std::string benchmark, backend;
+  std::string name;   // stable id within (benchmark, backend): "round-trip", "h2d-pinned-67108864"
+  std::string label;  // what the value is: "h2d pinned 64 MiB", "empty dispatch, launch + synchronize"
   double value = 0;
-  std::string unit;  // "x", "GB/s", "ns", "fraction"
-  std::string text;  // one sentence
+  std::string unit;   // "ns", "GB/s", "x", "fraction"
+  std::optional<double> baseline;  // the value compared with, in the same unit
+  std::string baseline_label;      // what that is: "native", "host waits"
+  std::string note;                // context: "1234 saxpy launches"
+  std::string text;                // files without label: their sentence, as read
+
+  // value / baseline; none without a baseline (or when it is 0).
+  std::optional<double> ratio() const;
 };
+
+// "h2d pinned 64 MiB: 9.45 GB/s vs native 13.30 GB/s (0.71x)": the label,
+// the value in its unit, the baseline and the ratio, then "; " and the note.
+std::string phrase(const Summary& summary);
+// A value in a summary's unit: "4.06 us", "9.45 GB/s", "1.35x", "48%".
+std::string format_value(double value, const std::string& unit);
 
 struct ResultSet {
   nlohmann::json meta = nlohmann::json::object();

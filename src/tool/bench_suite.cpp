@@ -81,9 +81,26 @@ void add(Ctx& c, const std::string& benchmark, const std::string& metric, const 
   c.out.measurements.push_back(std::move(m));
 }
 
-void summary(Ctx& c, const std::string& benchmark, const std::string& name, double value, const std::string& unit,
-             const std::string& text) {
-  c.out.summaries.push_back({benchmark, c.backend, name, value, unit, text});
+// A headline number of the benchmark (bench_result.hpp, Summary). A value
+// that was not measured (NaN) adds nothing; a NaN baseline leaves it without
+// one.
+void summary(Ctx& c, const std::string& benchmark, const std::string& name, const std::string& label, double value,
+             const std::string& unit, double baseline = NAN, const std::string& baseline_label = "",
+             const std::string& note = "") {
+  if (std::isnan(value)) return;
+  Summary s;
+  s.benchmark = benchmark;
+  s.backend = c.backend;
+  s.name = name;
+  s.label = label;
+  s.value = value;
+  s.unit = unit;
+  if (!std::isnan(baseline)) {
+    s.baseline = baseline;
+    s.baseline_label = baseline_label;
+  }
+  s.note = note;
+  c.out.summaries.push_back(std::move(s));
 }
 
 double median_of(const Ctx& c, const std::string& benchmark, const std::string& metric, const std::string& impl,
@@ -179,13 +196,15 @@ void bench_long_wait(Ctx& c, bool native_blocking) {
     add(c, B, "long-wait-cpu", "native", q, 0, 0, api, std::move(nr[1]));
   }
   const double wall = median_of(c, B, "long-wait", "lrrt"), cpu = median_of(c, B, "long-wait-cpu", "lrrt");
-  const double ncpu = median_of(c, B, "long-wait-cpu", "native");
+  const double nwall = median_of(c, B, "long-wait", "native"), ncpu = median_of(c, B, "long-wait-cpu", "native");
   const double bcpu = median_of(c, B, "long-wait-cpu", "native", {{"wait", "blocking"}});
-  summary(c, B, "long-wait-cpu", cpu, "ns",
-          fmt::format("a {} wait ({} saxpy launches): lrrt's thread used {} of CPU{}{}", format_time_ns(wall), reps,
-                      format_time_ns(cpu),
-                      std::isnan(ncpu) ? "" : fmt::format(", the native default wait {}", format_time_ns(ncpu)),
-                      std::isnan(bcpu) ? "" : fmt::format(", the native blocking wait {}", format_time_ns(bcpu))));
+  const std::string launches = fmt::format("{} saxpy launches", reps);
+  summary(c, B, "long-wait", "a wait for ~20 ms of queued work", wall, "ns", nwall, "native default wait", launches);
+  summary(c, B, "long-wait-cpu", "the waiting thread's CPU time over that wait", cpu, "ns", ncpu,
+          "native default wait", launches);
+  if (!std::isnan(bcpu))
+    summary(c, B, "long-wait-cpu-blocking", "the waiting thread's CPU time over that wait", cpu, "ns", bcpu,
+            "native blocking wait", launches);
 }
 
 void bench_launch_overhead(Ctx& c) {
@@ -328,24 +347,20 @@ void bench_launch_overhead(Ctx& c) {
 
   if (c.backend != "host") bench_long_wait(c, native_blocking);
 
-  double rt_l = median_of(c, B, "round-trip", "lrrt"), rt_n = median_of(c, B, "round-trip", "native");
-  double rt_b = median_of(c, B, "round-trip", "native", {{"wait", "blocking"}});
-  double rt_lb = median_of(c, B, "round-trip", "lrrt", {{"wait", "blocking"}});
-  double tp_l = median_of(c, B, "throughput", "lrrt"), tp_n = median_of(c, B, "throughput", "native");
-  double eq_l = median_of(c, B, "enqueue", "lrrt"), eq_n = median_of(c, B, "enqueue", "native");
-  std::string native_part = std::isnan(rt_n) ? "" : fmt::format(" (native {})", format_time_ns(rt_n));
+  const double rt_l = median_of(c, B, "round-trip", "lrrt"), rt_n = median_of(c, B, "round-trip", "native");
+  const double rt_b = median_of(c, B, "round-trip", "native", {{"wait", "blocking"}});
+  const double rt_lb = median_of(c, B, "round-trip", "lrrt", {{"wait", "blocking"}});
+  const double tp_l = median_of(c, B, "throughput", "lrrt"), tp_n = median_of(c, B, "throughput", "native");
+  const double eq_l = median_of(c, B, "enqueue", "lrrt"), eq_n = median_of(c, B, "enqueue", "native");
+  const std::string empty = "empty dispatch, ";
+  summary(c, B, "empty-dispatch-round-trip", empty + "launch + synchronize", rt_l, "ns", rt_n, "native");
   if (!std::isnan(rt_b))
-    native_part = fmt::format(" (native: {} default wait, {} blocking wait = {:.2f}x lrrt)", format_time_ns(rt_n),
-                              format_time_ns(rt_b), rt_b / rt_l);
-  if (!std::isnan(rt_lb))
-    native_part += fmt::format(" (lrrt without the spin: {} = {:.2f}x)", format_time_ns(rt_lb), rt_lb / rt_l);
-  summary(c, B, "empty-dispatch-round-trip", rt_l, "ns",
-          fmt::format("empty dispatch: launch + synchronize {}{}; {} per launch at throughput{}; enqueue {} per "
-                      "launch{}",
-                      format_time_ns(rt_l), native_part, format_time_ns(tp_l),
-                      std::isnan(tp_n) ? "" : fmt::format(" (native {})", format_time_ns(tp_n)),
-                      format_time_ns(eq_l),
-                      std::isnan(eq_n) ? "" : fmt::format(" (native {}, {:.2f}x)", format_time_ns(eq_n), eq_l / eq_n)));
+    summary(c, B, "empty-dispatch-round-trip-blocking", empty + "launch + synchronize", rt_l, "ns", rt_b,
+            "native blocking wait");
+  summary(c, B, "empty-dispatch-round-trip-no-spin", empty + "launch + synchronize without lrrt's spin", rt_lb, "ns",
+          rt_l, "with the spin", "lr_set_wait_spin_us(0)");
+  summary(c, B, "empty-dispatch-throughput", empty + "per launch at throughput", tp_l, "ns", tp_n, "native");
+  summary(c, B, "empty-dispatch-enqueue", empty + "enqueue per launch", eq_l, "ns", eq_n, "native");
 }
 
 // ---- copy-bandwidth ------------------------------------------------------------
@@ -435,10 +450,9 @@ void bench_copy_bandwidth(Ctx& c) {
     const Measurement* l = c.out.find(B, "copy", c.backend, "lrrt", params, S);
     const Measurement* n = c.out.find(B, "copy", c.backend, "native", params, S);
     if (l)
-      summary(c, B, fmt::format("{}-{}-{}", cc.direction, cc.memory, S), l->gbps(), "GB/s",
-              fmt::format("{} {} {}: lrrt {:.2f} GB/s{}", cc.direction, cc.memory, format_bytes(S), l->gbps(),
-                          n ? fmt::format(", native {:.2f} GB/s ({:.2f}x)", n->gbps(), l->gbps() / n->gbps())
-                            : std::string(", no native baseline")));
+      summary(c, B, fmt::format("{}-{}-{}", cc.direction, cc.memory, S),
+              fmt::format("{} {} {}", cc.direction, cc.memory, format_bytes(S)), l->gbps(), "GB/s",
+              n ? n->gbps() : NAN, "native");
   }
 }
 
@@ -521,13 +535,14 @@ void bench_async_copy_launch(Ctx& c) {
         add(c, B, "end-to-end", "native", {{"variant", variant}}, size, 0, c.native_api, std::move(r[1]));
       }
     }
-    double hw = median_of(c, B, "end-to-end", "lrrt", {{"variant", "host-waits"}}, size);
-    double dd = median_of(c, B, "end-to-end", "lrrt", {{"variant", "device-deps"}}, size);
-    double sub = median_of(c, B, "submit", "lrrt", {{"variant", "device-deps"}}, size);
-    summary(c, B, fmt::format("device-deps-gain-{}", size), hw / dd, "x",
-            fmt::format("{}: device-side dependencies {} end-to-end vs {} with host waits ({:.2f}x); the chain is "
-                        "submitted in {}",
-                        format_bytes(size), format_time_ns(dd), format_time_ns(hw), hw / dd, format_time_ns(sub)));
+    const double hw = median_of(c, B, "end-to-end", "lrrt", {{"variant", "host-waits"}}, size);
+    const double dd = median_of(c, B, "end-to-end", "lrrt", {{"variant", "device-deps"}}, size);
+    const double sub = median_of(c, B, "submit", "lrrt", {{"variant", "device-deps"}}, size);
+    const std::string chain = format_bytes(size) + " copy -> saxpy -> copy";
+    summary(c, B, fmt::format("device-deps-end-to-end-{}", size), chain + " end-to-end, device-side dependencies", dd,
+            "ns", hw, "host waits");
+    summary(c, B, fmt::format("device-deps-submit-{}", size), chain + " submitted, device-side dependencies", sub,
+            "ns");
   }
 }
 
@@ -613,11 +628,8 @@ void bench_double_buffer(Ctx& c) {
   double stages[3] = {med("stage-prepare"), med("stage-copy"), med("stage-kernel")};
   int slowest = int(std::max_element(stages, stages + 3) - stages);
   double ideal = stages[slowest];
-  summary(c, B, "speedup", seq / dbl, "x",
-          fmt::format("{} x {}: sequential {} per iteration, double-buffered {} -> speedup {:.2f}x; ideal {} "
-                      "({} alone) -> {:.2f}x; reached {:.0f}% of the ideal",
-                      iterations, format_bytes(S), format_time_ns(seq), format_time_ns(dbl), seq / dbl,
-                      format_time_ns(ideal), names[2 + slowest], seq / ideal, 100.0 * ideal / dbl));
+  summary(c, B, "speedup", fmt::format("{} x {} double-buffered, speedup over sequential", iterations, format_bytes(S)),
+          seq / dbl, "x", seq / ideal, "ideal", fmt::format("the ideal: {} alone", names[2 + slowest]));
 }
 
 // ---- saxpy-bandwidth -------------------------------------------------------------
@@ -704,9 +716,8 @@ void bench_saxpy_bandwidth(Ctx& c) {
       best_name = m.api;
     }
   if (saxpy && best > 0)
-    summary(c, B, "saxpy-fraction-of-memcpy", saxpy->gbps() / best, "fraction",
-            fmt::format("saxpy over {} floats: {:.2f} GB/s of traffic = {:.0f}% of memcpy's {:.2f} GB/s ({})", n,
-                        saxpy->gbps(), 100.0 * saxpy->gbps() / best, best, best_name));
+    summary(c, B, "saxpy-traffic-vs-memcpy", fmt::format("saxpy over {} floats, memory traffic", n), saxpy->gbps(),
+            "GB/s", best, "memcpy", best_name);
 }
 
 }  // namespace

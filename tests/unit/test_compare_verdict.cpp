@@ -83,18 +83,57 @@ TEST_CASE("compare: a run against itself is all same") {
   CHECK_FALSE(r.regression());
 }
 
+TEST_CASE("bench summaries are data the printers phrase") {
+  Summary s;
+  s.label = "empty dispatch, launch + synchronize";
+  s.value = 4064.5;
+  s.unit = "ns";
+  CHECK(phrase(s) == "empty dispatch, launch + synchronize: 4.06 us");
+  s.baseline = 48;
+  s.baseline_label = "native";
+  CHECK(phrase(s) == "empty dispatch, launch + synchronize: 4.06 us vs native 48 ns (84.68x)");
+  s.note = "lr_set_wait_spin_us(0)";
+  CHECK(phrase(s).ends_with(" (84.68x); lr_set_wait_spin_us(0)"));
+  s.baseline = 0;  // no ratio against nothing
+  CHECK_FALSE(s.ratio());
+  CHECK(format_value(0.477, "fraction") == "48%");
+  CHECK(format_value(1.351, "x") == "1.35x");
+  CHECK(format_value(9.52, "GB/s") == "9.52 GB/s");
+  // Older files have a sentence and no label: it is kept and printed as is.
+  auto old = from_json(nlohmann::json::parse(R"({"measurements": [], "summaries": [
+      {"benchmark": "double-buffer", "backend": "host", "name": "speedup", "value": 1.26, "unit": "x",
+       "text": "8 x 4 MiB: sequential 1.62 ms per iteration, double-buffered 1.28 ms -> speedup 1.26x"}]})"));
+  REQUIRE(old.summaries.size() == 1);
+  CHECK(phrase(old.summaries[0]).starts_with("8 x 4 MiB: sequential"));
+  CHECK(lrrt::tool::printers::render(to_json(old), "table").find("speedup 1.26x") != std::string::npos);
+}
+
 TEST_CASE("compare: bench JSON round trip keeps keys and samples") {
   ResultSet r;
   r.meta = {{"version", "0.1.0"}};
   r.measurements = {make("copy", "lrrt", 1000, 1, 4096), make("copy", "native", 900, 2, 4096)};
-  r.summaries.push_back({"copy-bandwidth", "host", "x", 1.5, "x", "text"});
+  Summary s;
+  s.benchmark = "copy-bandwidth";
+  s.backend = "host";
+  s.name = "h2d-pinned-4096";
+  s.label = "h2d pinned 4 KiB";
+  s.value = 9.5;
+  s.unit = "GB/s";
+  s.baseline = 10;
+  s.baseline_label = "native";
+  r.summaries.push_back(s);
   auto doc = to_json(r);
   ResultSet back = from_json(doc);
   REQUIRE(back.measurements.size() == 2);
   CHECK(back.measurements[0].key() == r.measurements[0].key());
   CHECK(back.measurements[0].samples == r.measurements[0].samples);
   CHECK(back.measurements[0].stats.median == doctest::Approx(r.measurements[0].stats.median));
-  CHECK(back.summaries.size() == 1);
+  REQUIRE(back.summaries.size() == 1);
+  CHECK(back.summaries[0].label == s.label);
+  CHECK(back.summaries[0].value == 9.5);
+  CHECK(back.summaries[0].baseline == 10);
+  CHECK(back.summaries[0].ratio() == doctest::Approx(0.95));
+  CHECK(doc["summaries"][0]["ratio"] == doctest::Approx(0.95));
   CHECK(compare_results(r, back).same == 1);
 
   auto google = to_google_benchmark(r);

@@ -96,7 +96,7 @@ Layout bench_layout(const json& doc) {
   if (!r.summaries.empty()) {
     out.heading("summary");
     std::vector<std::string> lines;
-    for (const auto& s : r.summaries) lines.push_back(fmt::format("{} ({}): {}", s.benchmark, s.backend, s.text));
+    for (const auto& s : r.summaries) lines.push_back(fmt::format("{} ({}): {}", s.benchmark, s.backend, bench::phrase(s)));
     out.items(std::move(lines));
   }
   if (!r.errors.empty()) {
