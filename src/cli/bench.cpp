@@ -1,5 +1,5 @@
 // `lrrt bench NAME|all`: runtime benchmarks beside their native baselines
-// (src/tool/bench_suite.*), on every usable backend unless --backend says
+// (src/tool/bench/, listed in its registry), on every usable backend unless --backend says
 // otherwise. Results: a table on the terminal, --format json|csv|markdown,
 // -o FILE rewritten atomically after each benchmark so partial results
 // survive a failure, --benchmark-format google for Google Benchmark's JSON.
@@ -15,7 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "tool/bench_result.hpp"
-#include "tool/bench_suite.hpp"
+#include "tool/bench/registry.hpp"
 #include "tool/errors.hpp"
 #include "tool/meta.hpp"
 #include "tool/units.hpp"
@@ -92,23 +92,14 @@ void run(BenchCli& o) {
     return;
   }
   if (o.names.empty()) throw tool::InputError("name a benchmark or 'all' (lrrt bench --list shows them)");
-  std::vector<std::string> names, requested;
+  std::vector<const Benchmark*> chosen;
   for (const auto& item : o.names)
-    for (const auto& n : split(item)) requested.push_back(n);
-  for (const auto& n : requested) {
-    if (n == "all") {
-      for (const auto& b : benchmarks()) names.push_back(b.name);
-      continue;
+    for (const auto& n : split(item)) {
+      if (n == "all")
+        for (const auto& b : benchmarks()) chosen.push_back(&b);
+      else
+        chosen.push_back(&find_benchmark(n));
     }
-    bool known = false;
-    for (const auto& b : benchmarks()) known |= b.name == n;
-    if (!known) {
-      std::string list;
-      for (const auto& b : benchmarks()) list += ", " + b.name;
-      throw tool::InputError(fmt::format("unknown benchmark '{}': choose all{}", n, list));
-    }
-    names.push_back(n);
-  }
   const bool google = o.benchmark_format == "google";
   if (google && effective_format(o.common) != "json")
     throw tool::InputError("--benchmark-format google writes JSON: use --format json or a .json output file");
@@ -145,9 +136,10 @@ void run(BenchCli& o) {
   auto file_doc = [&] { return google ? to_google_benchmark(results) : to_json(results); };
 
   const bool tty = ::isatty(STDERR_FILENO) == 1;
-  const size_t total = names.size() * devices.size();
+  const size_t total = chosen.size() * devices.size();
   size_t done = 0, failures = 0;
-  for (const auto& name : names) {
+  for (const Benchmark* benchmark : chosen) {
+    const std::string& name = benchmark->name;
     for (auto& device : devices) {
       std::string backend = device.backend();
       std::string prefix = fmt::format("[{}/{}] ", done + 1, total);
@@ -157,7 +149,7 @@ void run(BenchCli& o) {
       };
       if (!o.common.quiet && !tty) std::cerr << prefix << name << " on " << backend << "\n";
       try {
-        run_benchmark(name, device, options, results);
+        run_benchmark(*benchmark, device, options, results);
       } catch (const std::exception& e) {
         ++failures;
         results.errors.push_back(fmt::format("{} on {} failed: {}", name, backend, e.what()));
@@ -184,9 +176,9 @@ void register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchCli>();
   CLI::App* sub = app.add_subcommand(
       "bench", "Runtime benchmarks beside the native API of each backend (launch overhead, copies, ...)");
-  sub->add_option("name", o->names,
-                  "Benchmarks to run: all, launch-overhead, copy-bandwidth, async-copy-launch, double-buffer, "
-                  "saxpy-bandwidth");
+  std::string names;
+  for (const auto& b : tool::bench::benchmarks()) names += ", " + b.name;
+  sub->add_option("name", o->names, "Benchmarks to run (comma-separated or several): all" + names);
   sub->add_flag("--list", o->list, "List the benchmarks and what they measure");
   sub->add_option("--backend", o->backends,
                   "Backends to run on, comma-separated (host, hsa, cuda), all or auto (default: every usable "
@@ -203,7 +195,10 @@ void register_bench(CLI::App& app) {
   sub->add_option("--min-samples", o->min_samples, "Samples each measurement takes at least (default 10, quick 5)");
   sub->add_option("--max-time", o->max_time, "Seconds after which a measurement stops (default 3, quick 0.5)");
   sub->add_option("--max-samples", o->max_samples, "Samples after which a measurement stops (default 1000)");
-  sub->footer(R"(Each measurement warms up, then repeats until --min-time and --min-samples are both reached,
+  std::string list = "Benchmarks (lrrt bench --list):\n";
+  for (const auto& b : tool::bench::benchmarks()) list += fmt::format("  {}\n", b.name);
+  sub->footer(list + R"(
+Each measurement warms up, then repeats until --min-time and --min-samples are both reached,
 and reports samples, min, median, mean, stddev, p90 and max. lrrt is measured through the public
 C ABI; the native baseline (raw cuLaunchKernel/cuMemcpy*, a raw AQL packet, a direct call of the
 host kernel entry) in the same process on the same buffers.

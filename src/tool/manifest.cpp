@@ -628,9 +628,47 @@ Manifest load_manifest(const fs::path& path) {
   }
 }
 
+std::vector<std::string> build_file_names(const std::string& name, const std::string& backend, const std::string& arch) {
+  if (backend == "host") return {name + ".host.so"};
+  if (backend == "hsa") return {name + "." + arch + ".hsaco", name + ".bundle.hsaco"};
+  if (backend == "cuda") return {name + "." + arch + ".cubin", name + ".fatbin", name + ".ptx"};
+  return {};
+}
+
+fs::path resolve_code_object_path(const std::string& written, const std::string& backend, const std::string& arch,
+                                  const fs::path& kernel_dir, const fs::path& base_dir) {
+  std::string s = written;
+  for (size_t p; (p = s.find("{arch}")) != std::string::npos;) s.replace(p, 6, arch);
+  const std::string prefix = "@kernels/";
+  const bool in_kernels = s.rfind(prefix, 0) == 0;
+  fs::path path;
+  if (in_kernels) path = kernel_dir / s.substr(prefix.size());
+  else if (s == "@kernels") path = kernel_dir;
+  else {
+    path = s;
+    if (path.is_relative()) path = base_dir / path;
+  }
+  const std::string hint =
+      in_kernels ? fmt::format(" (@kernels is {}; set it with --kernel-dir or $LRRT_KERNEL_DIR)", kernel_dir.string()) : "";
+  std::error_code ec;
+  const std::string file = path.filename().string();
+  if (file.size() > 2 && file.ends_with(".*")) {
+    // NAME.*: the build's file of NAME for this backend and arch, best first.
+    const std::string name = file.substr(0, file.size() - 2);
+    const auto names = build_file_names(name, backend, arch);
+    for (const auto& n : names)
+      if (fs::is_regular_file(path.parent_path() / n, ec)) return path.parent_path() / n;
+    std::string looked;
+    for (const auto& n : names) looked += (looked.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("no {} build of {} for {} in {} (looked for {}){}", backend, name, arch,
+                                 path.parent_path().string(), looked.empty() ? "nothing: unknown backend" : looked, hint));
+  }
+  if (!fs::is_regular_file(path, ec)) throw InputError(fmt::format("code object not found: {}{}", path.string(), hint));
+  return path;
+}
+
 fs::path resolve_code_object(const Manifest& m, const std::string& backend, const std::string& arch,
                              const fs::path& kernel_dir) {
-  std::string key = backend;
   std::string ptr = "/code_object/" + backend;
   auto it = m.code_object.find(backend);
   if (it == m.code_object.end()) {
@@ -642,24 +680,11 @@ fs::path resolve_code_object(const Manifest& m, const std::string& backend, cons
     for (const auto& [k, _] : m.code_object) have += (have.empty() ? "" : ", ") + k;
     throw ManifestError("/code_object", fmt::format("no code object for backend \"{}\" (the manifest has: {})", backend, have));
   }
-  std::string s = it->second;
-  for (size_t p; (p = s.find("{arch}")) != std::string::npos;) s.replace(p, 6, arch);
-  fs::path path;
-  const std::string prefix = "@kernels/";
-  if (s.rfind(prefix, 0) == 0) path = kernel_dir / s.substr(prefix.size());
-  else if (s == "@kernels") path = kernel_dir;
-  else {
-    path = s;
-    if (path.is_relative()) path = m.base_dir / path;
+  try {
+    return resolve_code_object_path(it->second, backend, arch, kernel_dir, m.base_dir);
+  } catch (const InputError& e) {
+    throw ManifestError(ptr, e.what());
   }
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    std::string hint;
-    if (s.rfind(prefix, 0) == 0)
-      hint = fmt::format(" (@kernels is {}; set it with --kernel-dir or $LRRT_KERNEL_DIR)", kernel_dir.string());
-    throw ManifestError(ptr, fmt::format("code object not found: {}{}", path.string(), hint));
-  }
-  return path;
 }
 
 }  // namespace lrrt::tool

@@ -142,12 +142,28 @@ Manifest parse_manifest(const nlohmann::json& doc, const std::filesystem::path& 
 // Reads and parses a manifest file; malformed JSON names the line and column.
 Manifest load_manifest(const std::filesystem::path& path);
 
-// Picks the code object path for a backend and resolves it:
-// "@kernels/" → kernel_dir, "{arch}" → arch, other relative paths against
-// the manifest's folder. Throws ManifestError naming /code_object.
+// Picks the code object path for a backend and resolves it
+// (resolve_code_object_path). Throws ManifestError naming /code_object.
 std::filesystem::path resolve_code_object(const Manifest& m, const std::string& backend,
                                           const std::string& arch,
                                           const std::filesystem::path& kernel_dir);
+
+// Resolves one code object path as a manifest writes it: "{arch}" → arch,
+// "@kernels/" → kernel_dir, other relative paths against base_dir; a file
+// name "NAME.*" is the build's file of kernel source NAME for the backend
+// (build_file_names: the first that exists). The one place that knows how
+// the build names kernel files; `lrrt bench` finds its kernels here too.
+// Throws InputError naming what it looked for.
+std::filesystem::path resolve_code_object_path(const std::string& written, const std::string& backend,
+                                               const std::string& arch, const std::filesystem::path& kernel_dir,
+                                               const std::filesystem::path& base_dir);
+
+// What the build writes for kernel source NAME, best first
+// (docs/architecture.md, "Compiled kernels"): host NAME.host.so; hsa
+// NAME.<arch>.hsaco, NAME.bundle.hsaco; cuda NAME.<arch>.cubin,
+// NAME.fatbin, NAME.ptx.
+std::vector<std::string> build_file_names(const std::string& name, const std::string& backend,
+                                          const std::string& arch);
 
 // Escapes one JSON-pointer token ("a/b" → "a~1b").
 std::string pointer_token(const std::string& key);

@@ -278,6 +278,40 @@ TEST_CASE("compare: a markdown file for the pull request, the table on stdout, e
   CHECK(same.out.rfind("name,benchmark,backend,impl,", 0) == 0);
 }
 
+TEST_CASE("bench: --list, --help, the unknown-name error and dispatch read one registry") {
+  TempDir dir;
+  Result list = run_lrrt(dir, {"bench", "--list"});
+  REQUIRE(list.rc == 0);
+  std::vector<std::string> names;
+  std::istringstream lines(list.out);
+  for (std::string line; std::getline(lines, line);) names.push_back(line.substr(0, line.find(' ')));
+  REQUIRE(names.size() >= 5);
+
+  Result unknown = run_lrrt(dir, {"bench", "no-such-benchmark", "--backend", "host"});
+  CHECK(unknown.rc == 2);
+  std::string listed;
+  for (const auto& n : names) listed += ", " + n;
+  CHECK(unknown.err.find("unknown benchmark 'no-such-benchmark': choose all" + listed) != std::string::npos);
+
+  Result help = run_lrrt(dir, {"bench", "--help"});
+  CHECK(help.out.find("all" + listed) != std::string::npos);
+  std::string footer = "Benchmarks (lrrt bench --list):\n";
+  for (const auto& n : names) footer += "  " + n + "\n";
+  CHECK(help.out.find(footer) != std::string::npos);
+
+  // `all` runs every listed benchmark, in the listed order.
+  Result all = run_lrrt(dir, {"bench", "all", "--backend", "host", "--kernel-dir", kKernels.string(), "--quick", "--sizes", "4K",
+                       "--min-time", "0", "--min-samples", "3", "--max-samples", "3", "-q", "-o", (dir / "all.json").string()});
+  INFO(all.err);
+  REQUIRE(all.rc == 0);
+  json doc = json::parse(read_text(dir / "all.json"));
+  std::vector<std::string> ran;
+  for (const auto& m : doc["measurements"])
+    if (ran.empty() || ran.back() != m["benchmark"]) ran.push_back(m["benchmark"]);
+  CHECK(ran == names);
+  CHECK(doc["errors"].empty());
+}
+
 TEST_CASE("lrrt info lists backends and devices") {
   TempDir dir;
   Result r = run_lrrt(dir, {"info", "--format", "json"});

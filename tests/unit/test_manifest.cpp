@@ -272,3 +272,31 @@ TEST_CASE("manifest: code object resolution") {
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("manifest: NAME.* is the build's file of NAME for the device, best first") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "lrrt_test_buildname";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "k");
+  for (const char* f : {"b.host.so", "b.bundle.hsaco", "b.gfx1100.hsaco", "b.ptx"}) std::ofstream(dir / "k" / f) << "x";
+  json j = base();
+  j["code_object"] = "@kernels/b.*";
+  Manifest m = parse_manifest(j, dir);
+  CHECK(resolve_code_object(m, "host", "x86_64", dir / "k") == dir / "k" / "b.host.so");
+  CHECK(resolve_code_object(m, "hsa", "gfx1100", dir / "k") == dir / "k" / "b.gfx1100.hsaco");
+  CHECK(resolve_code_object(m, "hsa", "gfx942", dir / "k") == dir / "k" / "b.bundle.hsaco");  // no gfx942 build
+  CHECK(resolve_code_object(m, "cuda", "sm_90", dir / "k") == dir / "k" / "b.ptx");          // neither cubin nor fatbin
+  fs::remove(dir / "k" / "b.ptx");
+  try {
+    resolve_code_object(m, "cuda", "sm_90", dir / "k");
+    FAIL("expected an error");
+  } catch (const ManifestError& e) {
+    CHECK(e.pointer() == "/code_object");
+    for (const char* f : {"b.sm_90.cubin", "b.fatbin", "b.ptx", "--kernel-dir"})
+      CHECK_MESSAGE(std::string(e.what()).find(f) != std::string::npos, f);
+  }
+  // The same rule for callers without a manifest (lrrt bench).
+  CHECK(resolve_code_object_path("@kernels/b.*", "host", "x86_64", dir / "k", dir) == dir / "k" / "b.host.so");
+  CHECK(build_file_names("b", "hsa", "gfx90a") == std::vector<std::string>{"b.gfx90a.hsaco", "b.bundle.hsaco"});
+  fs::remove_all(dir);
+}
