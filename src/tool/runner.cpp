@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstring>
-#include <map>
 #include <memory>
 #include <new>
 
@@ -15,7 +12,6 @@
 #include "tool/input_file.hpp"
 #include "tool/kernargs.hpp"
 #include "tool/npy.hpp"
-#include "tool/reference_ops.hpp"
 #include "tool/stats.hpp"
 #include "tool/verify.hpp"
 
@@ -217,6 +213,73 @@ json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>&
   return out;
 }
 
+// Every buffer's initial contents and the seed a random fill drew.
+struct Initial {
+  BufferContents contents;
+  std::vector<std::optional<uint64_t>> seeds;
+};
+
+Initial initial_contents(const Manifest& m) {
+  Initial in{BufferContents(m.buffers.size()), std::vector<std::optional<uint64_t>>(m.buffers.size())};
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const auto& b = m.buffers[i];
+    try {
+      in.contents[i].resize(static_cast<size_t>(b.bytes));
+    } catch (const std::bad_alloc&) {
+      throw DeviceError(fmt::format("{}: cannot allocate {} bytes of host memory for buffer \"{}\"", b.pointer, b.bytes, b.name));
+    }
+    in.seeds[i] = fill_buffer(b, in.contents[i].data());
+  }
+  return in;
+}
+
+// The buffers read back after the verified launch: the checked and the saved.
+std::vector<bool> buffers_read_back(const Manifest& m) {
+  std::vector<bool> wanted(m.buffers.size(), false);
+  for (const auto& v : m.verify) wanted[v.buffer] = true;
+  for (const auto& s : m.save) wanted[s.buffer] = true;
+  return wanted;
+}
+
+// The timing object (timing_json plus wall time and bandwidth); null with
+// no iterations.
+json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, uint32_t warmup, uint32_t iterations) {
+  if (iterations == 0) return nullptr;
+  upload(P, m, initial);
+  uint64_t wall_ns = 0;
+  const std::vector<uint64_t> samples = time_launches(P, m, warmup, iterations, wall_ns);
+  json timing = timing_json(samples);
+  timing["wall_ns"] = wall_ns;
+  timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
+  if (auto bytes = m.traffic_bytes()) {
+    timing["bytes_per_iteration"] = *bytes;
+    const double median = timing["median_ns"].get<double>();
+    timing["bandwidth_gbps"] = median > 0 ? double(*bytes) / median : 0.0;
+  }
+  return timing;
+}
+
+// Writes the "save" outputs (the verified launch's) as .npy files.
+json save_outputs(const Manifest& m, const BufferContents& outputs) {
+  json saved = json::array();
+  for (const auto& s : m.save) {
+    const auto& b = m.buffers[s.buffer];
+    write_file_atomic(s.file, npy_bytes(b.type, b.shape, outputs[s.buffer].data()));
+    saved.push_back({{"buffer", b.name}, {"npy", s.file.string()}});
+  }
+  return saved;
+}
+
+json launch_json(const Manifest& m) {
+  const auto& L = m.launch;
+  json launch{{"workgroup_size", L.workgroup_size},
+              {"workgroup_count", L.workgroup_count},
+              {"work_items", L.total_workitems()},
+              {"dynamic_shared_bytes", L.dynamic_shared_bytes}};
+  if (L.from_global_size) launch["global_size"] = L.requested;
+  return launch;
+}
+
 }  // namespace
 
 json timing_json(const std::vector<uint64_t>& samples_ns) {
@@ -235,159 +298,41 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
   auto note = [&](const std::string& s) {
     if (opt.note) opt.note(s);
   };
-  std::unique_ptr<Prepared> P;
-  std::vector<std::vector<std::byte>> initial(m.buffers.size());
-  std::vector<std::optional<uint64_t>> seeds(m.buffers.size());
   try {
-    P = prepare(m, device, opt.kernel_dir);
+    // Resolve and load the code object, find the kernel, check the launch,
+    // the argument layout and the buffers against the device; allocate.
+    std::unique_ptr<Prepared> P = prepare(m, device, opt.kernel_dir);
 
-    // Initial contents, generated once and reused for every upload.
-    for (size_t i = 0; i < m.buffers.size(); ++i) {
-      const auto& b = m.buffers[i];
-      try {
-        initial[i].resize(static_cast<size_t>(b.bytes));
-      } catch (const std::bad_alloc&) {
-        throw DeviceError(fmt::format("{}: cannot allocate {} bytes of host memory for buffer \"{}\"", b.pointer, b.bytes, b.name));
-      }
-      seeds[i] = fill_buffer(b, initial[i].data());
-    }
+    // Initialise: every buffer's contents, generated once, uploaded before
+    // the verified launch and again before timing.
+    const Initial initial = initial_contents(m);
 
-    std::vector<bool> wanted(m.buffers.size(), false);
-    for (const auto& v : m.verify) wanted[v.buffer] = true;
-    for (const auto& s : m.save) wanted[s.buffer] = true;
-
+    // The verified launch.
     note(fmt::format("{}: kernel {} on {} ({})", m.name, m.kernel, P->props.name, P->props.backend));
-    auto outputs = run_once(*P, m, initial, wanted);
+    const BufferContents outputs = run_once(*P, m, initial.contents, buffers_read_back(m));
 
+    // Time: warm-up and timed launches on the initial contents again.
     const uint32_t warmup = opt.warmup.value_or(m.warmup);
     const uint32_t iterations = opt.iterations.value_or(m.iterations);
-    std::vector<uint64_t> samples;
-    uint64_t wall_ns = 0;
-    if (iterations > 0) {
-      upload(*P, m, initial);
-      samples = time_launches(*P, m, warmup, iterations, wall_ns);
-    }
+    const json timing = time_runs(*P, m, initial.contents, warmup, iterations);
 
-    // Verification.
-    json checks = json::array();
-    bool any_failed = false, any_passed = false;
-    std::map<std::string, std::vector<std::vector<std::byte>>> reference_outputs;
-    for (const auto& v : m.verify) {
-      if (!opt.verify) break;
-      const auto& b = m.buffers[v.buffer];
-      json check{{"buffer", b.name}, {"method", v.method()}, {"rtol", v.rtol}, {"atol", v.atol}, {"equal_nan", v.equal_nan}};
-      std::vector<std::byte> expected;
-      DType expected_type = b.type;
-      switch (v.kind) {
-        case VerifySpec::Kind::Npy: {
-          NpyArray a;
-          try {
-            a = read_npy(v.file, {.count = b.count});
-          } catch (const InputError& e) {
-            throw ManifestError(v.pointer + "/expected/npy",
-                                fmt::format("buffer \"{}\" of {} elements: {}", b.name, b.count, e.what()));
-          }
-          expected = std::move(a.data);
-          expected_type = a.type;
-          break;
-        }
-        case VerifySpec::Kind::Raw: {
-          InputFile file(v.file);  // size checked before a byte is read
-          if (file.size() != b.bytes)
-            throw ManifestError(v.pointer + "/expected/raw", fmt::format("{} has {} bytes, buffer \"{}\" has {} ({} x {})",
-                                                                         v.file.string(), file.size(), b.name, b.bytes,
-                                                                         b.count, dtype_name(b.type)));
-          expected.resize(b.bytes);
-          file.read_at(0, expected);
-          break;
-        }
-        case VerifySpec::Kind::Values: {
-          expected_type = dtype_is_float(b.type) ? DType::f64 : b.type;
-          expected.resize(b.count * dtype_size(expected_type));
-          for (size_t k = 0; k < b.count; ++k) {
-            const auto& j = v.values[k];
-            long double x = j.is_string() ? (j.get<std::string>() == "nan" ? NAN : (j.get<std::string>()[0] == '-' ? -INFINITY : INFINITY))
-                                          : j.is_number_unsigned() ? static_cast<long double>(j.get<uint64_t>())
-                                          : j.is_number_integer() ? static_cast<long double>(j.get<int64_t>())
-                                                                  : static_cast<long double>(j.get<double>());
-            store_element(expected_type, expected.data(), k, x);
-          }
-          break;
-        }
-        case VerifySpec::Kind::Reference: {
-          ReferenceInputs in{&m, &initial, P->config.grid, P->config.block};
-          expected = compute_reference(v.reference, in, v.buffer, v.pointer);
-          break;
-        }
-        case VerifySpec::Kind::ReferenceBackend: {
-          if (v.backend == P->props.backend) {
-            check["status"] = "skipped";
-            check["reason"] = fmt::format("the reference backend is the backend under test ({}); use a built-in reference or "
-                                          "expected values for an independent check",
-                                          v.backend);
-            checks.push_back(std::move(check));
-            continue;
-          }
-          auto it = reference_outputs.find(v.backend);
-          if (it == reference_outputs.end()) {
-            lrrt::Device ref;
-            try {
-              ref = lrrt::Device::select(v.backend, 0);
-            } catch (const lrrt::Error& e) {
-              throw DeviceError(fmt::format("{}/expected/reference_backend: cannot open a {} device: {}", v.pointer, v.backend, e.what()));
-            }
-            note(fmt::format("{}: reference run on {}", m.name, v.backend));
-            auto RP = prepare(m, ref, opt.kernel_dir);
-            std::vector<bool> all(m.buffers.size(), true);
-            it = reference_outputs.emplace(v.backend, run_once(*RP, m, initial, all)).first;
-          }
-          expected = it->second[v.buffer];
-          break;
-        }
-      }
-      CompareResult r = compare_allclose(b.type, outputs[v.buffer].data(), expected_type, expected.data(), b.count, v.rtol,
-                                         v.atol, v.equal_nan);
-      check.update(compare_result_json(r, b.shape));
-      check["status"] = r.passed() ? "passed" : "failed";
-      (r.passed() ? any_passed : any_failed) = true;
-      checks.push_back(std::move(check));
-    }
-    json verification{{"checks", checks}};
-    if (any_failed) verification["status"] = "failed";
-    else if (any_passed) verification["status"] = "passed";
-    else {
-      verification["status"] = "skipped";
-      if (!opt.verify) verification["reason"] = "verification disabled (--no-verify)";
-      else if (!m.verify_skip_reason.empty()) verification["reason"] = m.verify_skip_reason;
-      else if (m.verify.empty()) verification["reason"] = "the manifest declares no verification";
-      else verification["reason"] = "no check was independent of the backend under test";
-    }
+    // Verify the verified launch's outputs.
+    VerifyInputs checks;
+    checks.manifest = &m;
+    checks.initial = &initial.contents;
+    checks.outputs = &outputs;
+    checks.grid = P->config.grid;
+    checks.block = P->config.block;
+    checks.backend = P->props.backend;
+    checks.run_elsewhere = [&](const lrrt::Device& other) {
+      note(fmt::format("{}: reference run on {}", m.name, other.backend()));
+      auto R = prepare(m, other, opt.kernel_dir);
+      return run_once(*R, m, initial.contents, std::vector<bool>(m.buffers.size(), true));
+    };
+    const json verification = verify_outputs(checks, opt.verify);
 
-    // Saved outputs (the verified launch's results).
-    json saved = json::array();
-    for (const auto& s : m.save) {
-      const auto& b = m.buffers[s.buffer];
-      write_file_atomic(s.file, npy_bytes(b.type, b.shape, outputs[s.buffer].data()));
-      saved.push_back({{"buffer", b.name}, {"npy", s.file.string()}});
-    }
-
-    const auto& L = m.launch;
-    json launch{{"workgroup_size", L.workgroup_size},
-                {"workgroup_count", L.workgroup_count},
-                {"work_items", L.total_workitems()},
-                {"dynamic_shared_bytes", L.dynamic_shared_bytes}};
-    if (L.from_global_size) launch["global_size"] = L.requested;
-
-    json timing = timing_json(samples);
-    if (!timing.is_null()) {
-      timing["wall_ns"] = wall_ns;
-      timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
-      if (auto bytes = m.traffic_bytes()) {
-        timing["bytes_per_iteration"] = *bytes;
-        const double median = timing["median_ns"].get<double>();
-        timing["bandwidth_gbps"] = median > 0 ? double(*bytes) / median : 0.0;
-      }
-    }
+    // Save them.
+    const json saved = save_outputs(m, outputs);
 
     return json{{"manifest", m.path.string()},
                 {"name", m.name},
@@ -395,9 +340,9 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
                 {"code_object", P->code_object.string()},
                 {"backend", P->props.backend},
                 {"device_index", P->device.index()},
-                {"launch", launch},
+                {"launch", launch_json(m)},
                 {"kernargs", {{"bytes", P->kernargs.size()}, {"layout_checked", P->layout_checked}}},
-                {"buffers", buffers_json(m, seeds)},
+                {"buffers", buffers_json(m, initial.seeds)},
                 {"warmup", warmup},
                 {"iterations", iterations},
                 {"timing", timing},

@@ -1,4 +1,7 @@
-// Comparison with numpy.allclose semantics:
+// Verification of a run's outputs (docs/manifest.md, "verify"): the
+// expected values of each check from one of the five strategies of
+// "expected" (npy, raw, values, a built-in reference, another backend), and
+// the comparison with numpy.allclose semantics:
 //   |got - expected| <= atol + rtol * |expected|
 // NaN equals NaN only with equal_nan; infinities equal only the same
 // infinity. Values are compared as long double, exact for 64-bit integers.
@@ -6,11 +9,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "lrrt/lrrt.hpp"
 #include "tool/dtype.hpp"
+#include "tool/manifest.hpp"
 
 namespace lrrt::tool {
 
@@ -38,5 +45,27 @@ nlohmann::json number_json(long double v);
 
 // {"compared", "mismatches", "max_abs_error", "max_rel_error", "first_mismatches": [{"index", ["coords"], "got", "expected"}]}
 nlohmann::json compare_result_json(const CompareResult& r, const std::vector<uint64_t>& shape);
+
+// Every buffer's contents, indexed like Manifest::buffers.
+using BufferContents = std::vector<std::vector<std::byte>>;
+
+// What the checks of a manifest need from the run.
+struct VerifyInputs {
+  const Manifest* manifest = nullptr;
+  const BufferContents* initial = nullptr;  // what every buffer started with
+  const BufferContents* outputs = nullptr;  // after the verified launch (the checked buffers at least)
+  lr_dim3_t grid{1, 1, 1}, block{1, 1, 1};  // the launch, for built-in references
+  std::string backend;                      // the backend under test
+  // "reference_backend": the same manifest launched once on `device` from
+  // the same initial contents; every buffer's contents after it.
+  std::function<BufferContents(const lrrt::Device& device)> run_elsewhere;
+};
+
+// Runs every check of manifest->verify (none when `enabled` is false):
+// {"status": "passed" | "failed" | "skipped", ["reason"], "checks": [{"buffer",
+// "method", "rtol", "atol", "equal_nan", "status", ...compare_result_json}]}.
+// Bad expected files throw ManifestError; a reference device that cannot be
+// opened, DeviceError.
+nlohmann::json verify_outputs(const VerifyInputs& in, bool enabled);
 
 }  // namespace lrrt::tool
