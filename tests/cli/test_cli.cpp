@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -310,6 +311,43 @@ TEST_CASE("bench: --list, --help, the unknown-name error and dispatch read one r
     if (ran.empty() || ran.back() != m["benchmark"]) ran.push_back(m["benchmark"]);
   CHECK(ran == names);
   CHECK(doc["errors"].empty());
+}
+
+// `lrrt inspect FILE --format table` prints a table for every code object
+// format (it printed a header and JSON for a cubin): not JSON, the kernel
+// and one row per argument at its offset.
+void expect_inspect_table(const TempDir& dir, const fs::path& file, const std::string& target) {
+  Result r = run_lrrt(dir, {"inspect", file.string(), "--format", "table"});
+  INFO(file << "\n" << r.out << r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find('{') == std::string::npos);
+  CHECK(r.out.find("saxpy") != std::string::npos);
+  CHECK(r.out.find(target) != std::string::npos);
+  int rows = 0;  // saxpy(a, x, y, n): offsets 0, 8, 16, 24
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    std::vector<std::string> c{std::istream_iterator<std::string>(cells), {}};
+    for (size_t i = 0; i + 1 < c.size(); ++i)
+      if ((c[i] == "0" && c[i + 1] == "4") || (c[i] == "8" && c[i + 1] == "8") || (c[i] == "16" && c[i + 1] == "8") ||
+          (c[i] == "24" && c[i + 1] == "4")) {
+        ++rows;
+        break;
+      }
+  }
+  CHECK(rows >= 4);
+}
+
+TEST_CASE("inspect --format table prints a table for a cubin as for an hsaco and a host library") {
+  TempDir dir;
+  expect_inspect_table(dir, kKernels / "saxpy.host.so", "x86_64");
+  if (fs::exists(kKernels / "saxpy.gfx1100.hsaco")) expect_inspect_table(dir, kKernels / "saxpy.gfx1100.hsaco", "gfx1100");
+  const fs::path cubin = kKernels / "saxpy.sm_90.cubin";
+  if (!fs::exists(cubin)) {
+    MESSAGE("skipped the cubin: " << cubin << " is built only when nvcc builds kernels (configure without -DLRRT_NVCC=OFF)");
+    return;
+  }
+  expect_inspect_table(dir, cubin, "sm_90");
 }
 
 TEST_CASE("lrrt info lists backends and devices") {

@@ -5,6 +5,8 @@
 // (That every command writes the same meta keys is a CLI test.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <random>
 #include <sstream>
 #include <string>
@@ -92,14 +94,17 @@ size_t check_markdown_tables(const std::string& md) {
   return tables;
 }
 
-// The lines of the terminal table that starts with a header line holding
-// `first_column` (indented), up to the next blank or unindented line.
+// The lines of the terminal table whose header line starts with
+// `first_column` (indented): the header and the lines indented as much (a
+// table whose first column is left-aligned).
 std::vector<std::string> terminal_table(const std::string& text, const std::string& first_column) {
   auto lines = lines_of(text);
+  auto indent = [](const std::string& l) { return l.find_first_not_of(' '); };
   std::vector<std::string> out;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind("  " + first_column + " ", 0) != 0) continue;
-    for (; i < lines.size() && lines[i].rfind("  ", 0) == 0; ++i) out.push_back(lines[i]);
+    const size_t header_indent = indent(lines[i]);
+    for (; i < lines.size() && !lines[i].empty() && indent(lines[i]) == header_indent; ++i) out.push_back(lines[i]);
     break;
   }
   return out;
@@ -191,7 +196,93 @@ json compare_doc(std::mt19937& gen) {
   return doc;
 }
 
+// An inspect document in the one shape lrrt_formats writes for every format
+// (docs/code-objects.md): a cubin, and a bundle with an hsaco entry and an
+// empty one.
+json inspect_doc(const std::string& file_name) {
+  json doc = json::parse(R"({"kind": "inspect", "lrrt_results": 1, "objects": [
+    {"file": "k/saxpy.sm_90.cubin", "format": "cubin", "size": 3848, "targets": [
+      {"target": "sm_90", "format": "cubin", "offset": 0, "size": 3848, "e_flags": "0x6005a04", "elf_abi_version": 8,
+       "kernels": [{"name": "saxpy", "symbol": "saxpy", "kernarg_size": 28, "explicit_kernarg_size": 28,
+                    "group_segment_size": 0, "private_segment_size": 0, "registers": 10, "has_arg_layout": true,
+                    "args": [{"index": 0, "offset": 0, "size": 4, "kind": "other"},
+                             {"index": 1, "offset": 8, "size": 8, "kind": "other"},
+                             {"index": 2, "offset": 16, "size": 8, "kind": "other"},
+                             {"index": 3, "offset": 24, "size": 4, "kind": "other"}]}]}]},
+    {"file": "k/saxpy.bundle.hsaco", "format": "clang-offload-bundle", "size": 25440, "targets": [
+      {"target": "gfx90a:xnack+", "format": "hsaco", "entry": "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+       "offset": 12288, "size": 4960, "code_object_version": 5, "metadata_version": "1.2",
+       "kernels": [{"name": "saxpy", "symbol": "saxpy.kd", "kernarg_size": 288, "explicit_kernarg_size": 28,
+                    "kernarg_align": 8, "sgpr_count": 11, "vgpr_count": 4, "wavefront_size": 64, "has_arg_layout": true,
+                    "args": [{"index": 0, "offset": 0, "size": 4, "kind": "by_value", "value_kind": "by_value", "name": "a"},
+                             {"index": 1, "offset": 8, "size": 8, "kind": "global_buffer", "value_kind": "global_buffer",
+                              "address_space": "global"},
+                             {"index": 2, "offset": 32, "size": 4, "kind": "hidden", "value_kind": "hidden_block_count_x"}]},
+                   {"name": "opaque", "symbol": "opaque.kd", "has_arg_layout": false, "args": []}]},
+      {"target": "host-x86_64-unknown-linux-gnu", "format": "unknown", "entry": "host-x86_64-unknown-linux-gnu",
+       "offset": 4096, "size": 0, "note": "empty entry", "kernels": []}]}]})");
+  doc["objects"][0]["file"] = file_name;
+  doc["meta"] = meta_for("inspect");
+  return doc;
+}
+
 }  // namespace
+
+TEST_CASE("printers: inspect documents, one shape for every code object format") {
+  std::mt19937 gen(std::random_device{}());
+  const std::string name = awkward_text(gen);
+  const json doc = inspect_doc(name);
+  CHECK(json::parse(render(doc, "json")) == doc);
+
+  // CSV: one row per argument (a kernel without any still gets one), the file name intact.
+  auto rows = read_csv(render(doc, "csv"));
+  REQUIRE(rows.size() == 1 + 4 + 3 + 1);
+  CHECK(rows[0][0] == "file");
+  for (const auto& r : rows) CHECK(r.size() == rows[0].size());
+  CHECK(rows[1][0] == name);
+  CHECK(rows[1][2] == "sm_90");
+  CHECK(rows[4][8] == "24");  // the cubin's fourth argument at offset 24
+  CHECK(rows[7][11] == "hidden_block_count_x");
+  CHECK(rows[8][5] == "opaque");
+
+  // The terminal table: a table for a cubin as for an hsaco, never JSON.
+  const std::string table = render(doc, "table");
+  INFO(table);
+  CHECK(table.find('{') == std::string::npos);
+  CHECK(table.find("target sm_90 (cubin)") != std::string::npos);
+  CHECK(table.find("  e_flags 0x6005a04, elf_abi_version 8") != std::string::npos);
+  auto kernels = terminal_table(table, "kernel");
+  REQUIRE(kernels.size() >= 2);
+  CHECK(kernels[0].find("regs") != std::string::npos);
+  CHECK(kernels[0].find("sgpr") == std::string::npos);  // no cubin records it: the column is left out
+  CHECK(table.find("saxpy arguments:") != std::string::npos);
+  auto lines = lines_of(table);
+  auto header = std::find(lines.begin(), lines.end(), "    index  offset  size  kind");
+  REQUIRE(header != lines.end());
+  REQUIRE(lines.end() - header > 5);
+  std::vector<std::string> args(header, header + 5);
+  // offset is right-aligned: every value ends under the header's last letter.
+  const size_t offset_end = args[0].find("offset") + 5;
+  for (size_t i = 1; i < args.size(); ++i) {
+    CHECK(std::isdigit(static_cast<unsigned char>(args[i][offset_end])));
+    CHECK(args[i][offset_end + 1] == ' ');
+  }
+  CHECK(table.find("target gfx90a:xnack+ (hsaco; entry hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+, 4960 bytes at offset 12288)") !=
+        std::string::npos);
+  CHECK(table.find("hidden_block_count_x") != std::string::npos);
+  CHECK(table.find("opaque arguments: not recorded in the code object") != std::string::npos);
+  CHECK(table.find("note: empty entry") != std::string::npos);
+  CHECK(table.find("no kernels listed") != std::string::npos);
+
+  const std::string md = render(doc, "markdown");
+  CHECK(md.rfind("# lrrt inspect results", 0) == 0);
+  CHECK(check_markdown_tables(md) == 2 + 2);  // a kernel table per target with kernels, an argument table per laid-out kernel
+  CHECK(md.find("### target sm_90 (cubin)") != std::string::npos);
+
+  // An inspect document of another shape prints as JSON.
+  json old = {{"kind", "inspect"}, {"format", "cubin"}, {"kernels", json::array()}};
+  for (const char* f : {"table", "csv", "markdown"}) CHECK(json::parse(render(old, f)) == old);
+}
 
 TEST_CASE("printers: json reads back as written, for every kind") {
   std::mt19937 gen(std::random_device{}());

@@ -23,7 +23,7 @@ struct Table {
 struct Block {
   enum class Kind { Heading, Text, Fields, Items, Table };
   Kind kind = Kind::Text;
-  int depth = 0;        // Heading: 0 section, 1 subsection; Fields, Items: nesting
+  int depth = 0;        // Heading: 0 section, 1 subsection; others: nesting (terminal indent)
   bool folded = false;  // Heading: a section readers open when they want it (markdown <details>)
   bool strong = false;  // Text: the line that matters (a verdict)
   std::string text;
@@ -41,10 +41,11 @@ class Layout {
     b.folded = folded;
     return add(std::move(b));
   }
-  Layout& text(std::string line, bool strong = false) {
+  Layout& text(std::string line, bool strong = false, int depth = 0) {
     Block b{Block::Kind::Text};
     b.text = std::move(line);
     b.strong = strong;
+    b.depth = depth;
     return add(std::move(b));
   }
   Layout& fields(std::vector<std::pair<std::string, std::string>> kv, int depth = 0) {
@@ -59,9 +60,10 @@ class Layout {
     b.depth = depth;
     return add(std::move(b));
   }
-  Layout& table(Table t) {
+  Layout& table(Table t, int depth = 0) {
     Block b{Block::Kind::Table};
     b.table = std::move(t);
+    b.depth = depth;
     return add(std::move(b));
   }
   const std::vector<Block>& blocks() const { return blocks_; }

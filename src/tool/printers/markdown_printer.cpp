@@ -19,9 +19,15 @@ std::string cell(std::string s) {
   return s;
 }
 
-void print_header(const json& doc, const View& view, std::ostream& os) {
+// The title, then a list of what `meta` and the devices say; returns
+// whether there was one.
+bool print_header(const json& doc, const View& view, std::ostream& os) {
   const json& meta = member(doc, "meta");
-  os << fmt::format("# lrrt {} results\n\n", view.kind);
+  os << fmt::format("# lrrt {} results\n", view.kind);
+  json devices = member(doc, "devices").is_array() ? member(doc, "devices") : json::array();
+  if (member(doc, "device").is_object()) devices.push_back(doc["device"]);
+  if (!meta.is_object() && devices.empty()) return false;
+  os << "\n";
   if (meta.is_object()) {
     os << fmt::format("- lrrt {} (git {}{}), {}\n", text_of(meta, "version", "?"), text_of(meta, "git_sha", "?"),
                       member(meta, "git_dirty") == true ? ", dirty" : "", text_of(meta, "date", "?"));
@@ -36,11 +42,10 @@ void print_header(const json& doc, const View& view, std::ostream& os) {
       for (const auto& a : meta["argv"]) argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
     if (!argv.empty()) os << "- `" << argv << "`\n";
   }
-  json devices = member(doc, "devices").is_array() ? member(doc, "devices") : json::array();
-  if (member(doc, "device").is_object()) devices.push_back(doc["device"]);
   for (const auto& d : devices)
     os << fmt::format("- device: {} `{}` ({})\n", text_of(d, "backend", "?"), text_of(d, "name", "?"),
                       text_of(d, "arch", "?"));
+  return true;
 }
 
 void print_table(const Table& t, std::ostream& os) {
@@ -62,8 +67,7 @@ class MarkdownPrinter final : public Printer {
   void print(const json& doc, std::ostream& os) const override {
     const View* view = find_view(doc);
     if (!view) return make_json_printer()->print(doc, os);
-    print_header(doc, *view, os);
-    bool in_list = true;  // the header ends in a list
+    bool in_list = print_header(doc, *view, os);  // the header ends in a list
     int folded_depth = -1;  // depth of the open <details>, -1 when none
     auto close_fold = [&] {
       os << "\n</details>\n";

@@ -6,16 +6,17 @@ namespace lrrt::tool::printers {
 
 const View* find_view(const nlohmann::json& doc) {
   static const View kViews[] = {
-      {"run", run_records, run_layout},
-      {"info", info_records, info_layout},
-      {"bench", bench_records, bench_layout},
-      {"compare", compare_records, compare_layout},
+      {"run", "runs", run_records, run_layout},
+      {"info", "devices", info_records, info_layout},
+      {"bench", "measurements", bench_records, bench_layout},
+      {"compare", "rows", compare_records, compare_layout},
+      {"inspect", "objects", inspect_records, inspect_layout},
   };
   if (!doc.is_object()) return nullptr;
   std::string kind = text_of(doc, "kind");
   if (kind.empty() && text_of(doc, "schema") == bench::kSchema) kind = "bench";
   for (const auto& v : kViews)
-    if (kind == v.kind) return &v;
+    if (kind == v.kind) return doc.contains(v.list) ? &v : nullptr;
   return nullptr;
 }
 

@@ -14,11 +14,14 @@ namespace lrrt::tool::printers {
 
 struct View {
   const char* kind;
+  const char* list;  // the member a document of this shape has: "runs", "objects", ...
   Table (*records)(const nlohmann::json& doc);
   Layout (*layout)(const nlohmann::json& doc);
 };
 
-// The view of the document's kind; nullptr when no view knows it.
+// The view of the document's kind; nullptr when no view knows it, or the
+// document lacks the view's list (another shape of that kind, e.g. an
+// inspect document from before the one-shape `objects`).
 const View* find_view(const nlohmann::json& doc);
 
 // One pair per kind, in <kind>_view.cpp.
@@ -30,6 +33,8 @@ Table bench_records(const nlohmann::json& doc);
 Layout bench_layout(const nlohmann::json& doc);
 Table compare_records(const nlohmann::json& doc);
 Layout compare_layout(const nlohmann::json& doc);
+Table inspect_records(const nlohmann::json& doc);
+Layout inspect_layout(const nlohmann::json& doc);
 
 // Reading documents without throwing: a member (null when missing or not an
 // object), a field of any type as text, a number.
