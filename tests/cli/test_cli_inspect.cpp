@@ -158,7 +158,7 @@ TEST_CASE("inspect: a real table for every format, several files at once") {
   size_t targets = 0, kernel_headers = 0, none = 0, arg_headers = 0, saxpy_rows = 0;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
-    targets += line.rfind("target ", 0) == 0;
+    targets += line.rfind("  target ", 0) == 0;
     kernel_headers += line.rfind("  kernel  ", 0) == 0;
     none += line == "  no kernels listed";
     arg_headers += line.rfind("    index  offset  size  kind", 0) == 0;
