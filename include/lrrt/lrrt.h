@@ -47,7 +47,8 @@ typedef enum lr_status_t {
   LR_ERROR_KERNEL_FAULT = 9,    /* a kernel failed while executing */
   LR_ERROR_TIMEOUT = 10,        /* a wait exceeded its limit (hang) */
   LR_ERROR_UNAVAILABLE = 11,    /* backend library or device missing */
-  LR_ERROR_DEVICE_LOST = 12     /* the device context is no longer usable */
+  LR_ERROR_DEVICE_LOST = 12,    /* the device context is no longer usable */
+  LR_ERROR_BUSY = 13            /* the object is still in use by pending work */
 } lr_status_t;
 
 typedef enum lr_memcpy_kind_t {
@@ -256,7 +257,8 @@ LRRT_API lr_status_t lr_module_load(lr_device_t device, const void *image,
 LRRT_API lr_status_t lr_module_load_hsaco(lr_device_t device, const void *image,
                                           size_t image_size,
                                           lr_module_t **module);
-/* Waits for pending work on the module's device before destroying it. */
+/* Waits for pending work on the module's device before destroying it.
+ * Fails with LR_ERROR_BUSY while a graph or graph exec uses its kernels. */
 LRRT_API lr_status_t lr_module_destroy(lr_module_t *module);
 LRRT_API lr_status_t lr_module_kernel_count(lr_module_t *module, uint32_t *count);
 LRRT_API lr_status_t lr_module_kernel_name(lr_module_t *module, uint32_t index,
@@ -296,6 +298,167 @@ LRRT_API lr_status_t lr_get_memory_stats(lr_device_t device,
                                          lr_memory_stats_t *stats);
 /* Keeps live bytes, sets peak to live and every counter to zero. */
 LRRT_API lr_status_t lr_reset_memory_stats(lr_device_t device);
+
+/* ------------------------------------------------------------------------
+ * Retained replay (graphs)
+ *
+ * A graph records a sequence of steps once: kernel dispatches, copies and
+ * fills. lrrt derives the dependencies between them from program order and
+ * the buffers each step declares it reads or writes, lowers the graph once
+ * (lr_graph_instantiate) and replays it many times at a fraction of the cost
+ * of launching each step (lr_graph_exec_launch).
+ *
+ * Dependencies. Step B depends on an earlier step A when their declared byte
+ * ranges overlap and at least one of them writes: read-after-write (RAW),
+ * write-after-read (WAR) and write-after-write (WAW). Two reads, or ranges
+ * that do not overlap, never order two steps, so independent steps may run
+ * concurrently. lr_graph_add_dependency adds explicit edges on top. Only
+ * the edges the data flow needs are kept (a transitive reduction).
+ *
+ * Declarations. A kernel step lists every buffer it touches. Copies and fills
+ * declare themselves (read the source, write the destination). Every pointer
+ * a kernel receives in its arguments that lies inside a live allocation must
+ * fall inside one of the step's declared ranges; lr_graph_instantiate
+ * rejects the graph otherwise, naming the step and the argument. Memory a
+ * graph touches on the device side must come from lr_malloc or
+ * lr_host_malloc of the graph's device; the host side of a host-to-device or
+ * device-to-host copy may be any host memory.
+ *
+ * Capture (recording the launches a program makes on a queue) is not
+ * offered: a launch does not say which buffers it reads or writes, so a
+ * captured sequence could only be serialised, and the point of declaring
+ * access is that lrrt can prove which steps are independent.
+ *
+ * Node ids (lr_graph_node_t) count the steps of one graph from 0 in the
+ * order they were added; they stay valid in every exec instantiated from it.
+ * ---------------------------------------------------------------------- */
+
+typedef struct lr_graph_t lr_graph_t;
+typedef struct lr_graph_exec_t lr_graph_exec_t;
+typedef uint32_t lr_graph_node_t;
+
+typedef enum lr_access_mode_t {
+  LR_ACCESS_READ = 1,
+  LR_ACCESS_WRITE = 2,
+  LR_ACCESS_READ_WRITE = 3
+} lr_access_mode_t;
+
+/* One buffer a kernel step touches: the bytes
+ * [pointer + offset, pointer + offset + bytes) of one allocation. bytes = 0
+ * means "to the end of the allocation that holds pointer + offset", so
+ * {buf, 0, 0, mode} declares the whole buffer. */
+typedef struct lr_graph_access_t {
+  const void *pointer;
+  uint64_t offset;
+  uint64_t bytes;
+  lr_access_mode_t mode;
+} lr_graph_access_t;
+
+/* lr_graph_instantiate options; NULL or zero fields take the defaults. */
+#define LR_GRAPH_DEFAULT_MAX_LANES 2
+typedef enum lr_graph_instantiate_flags_t {
+  /* lr_graph_exec_set_kernargs on an exec whose replay is still running
+   * waits for the replay instead of returning LR_ERROR_BUSY. */
+  LR_GRAPH_PATCH_WAITS = 1
+} lr_graph_instantiate_flags_t;
+typedef struct lr_graph_instantiate_options_t {
+  /* Most queues (lanes) independent branches are spread over; the exec uses
+   * min(max_lanes, the graph's widest set of independent steps). 0 means
+   * LR_GRAPH_DEFAULT_MAX_LANES; at most 8. */
+  uint32_t max_lanes;
+  uint32_t flags; /* lr_graph_instantiate_flags_t bits */
+} lr_graph_instantiate_options_t;
+
+/* An empty graph recording for device. */
+LRRT_API lr_status_t lr_graph_create(lr_device_t device, lr_graph_t **graph);
+/* Releases the recording. Execs instantiated from it stay usable. */
+LRRT_API lr_status_t lr_graph_destroy(lr_graph_t *graph);
+
+/* Adds a kernel dispatch. args holds the explicit arguments packed as for
+ * lr_launch; they are copied. accesses lists the buffers the dispatch
+ * touches (access_count may be 0 for a kernel that touches no memory).
+ * node (may be NULL) receives the step's id. The kernel's module cannot be
+ * destroyed while a graph or exec uses it. */
+LRRT_API lr_status_t lr_graph_add_kernel(lr_graph_t *graph, lr_kernel_t *kernel,
+                                         const lr_launch_config_t *config,
+                                         const void *args, size_t args_size,
+                                         const lr_graph_access_t *accesses,
+                                         size_t access_count,
+                                         lr_graph_node_t *node);
+/* Adds a copy of size bytes (> 0); it reads src and writes dst. */
+LRRT_API lr_status_t lr_graph_add_copy(lr_graph_t *graph, void *dst,
+                                       const void *src, size_t size,
+                                       lr_memcpy_kind_t kind,
+                                       lr_graph_node_t *node);
+/* Adds a fill of size bytes at dst (device or pinned host memory) with a
+ * pattern of pattern_size bytes (1, 2 or 4; size a multiple of it), as
+ * cuMemsetD8/D16/D32 do. It writes dst. */
+LRRT_API lr_status_t lr_graph_add_fill(lr_graph_t *graph, void *dst,
+                                       size_t size, const void *pattern,
+                                       size_t pattern_size,
+                                       lr_graph_node_t *node);
+/* Makes node `to` run after node `from` finished, whatever they access. */
+LRRT_API lr_status_t lr_graph_add_dependency(lr_graph_t *graph,
+                                             lr_graph_node_t from,
+                                             lr_graph_node_t to);
+
+/* Validates the graph and lowers it once for replay: derives the edges,
+ * assigns queues (lanes), prepares every step's arguments. Fails with
+ * LR_ERROR_INVALID_ARGUMENT and a message for a cycle through explicit
+ * dependencies, a kernel pointer argument without an access declaration,
+ * a pointer outside every allocation of the device, or a launch the device
+ * cannot run. options may be NULL. The graph can be changed and
+ * instantiated again afterwards; the exec keeps what it was given. */
+LRRT_API lr_status_t lr_graph_instantiate(
+    lr_graph_t *graph, const lr_graph_instantiate_options_t *options,
+    lr_graph_exec_t **exec);
+/* Waits for the exec's replays still running, then releases it. An
+ * execution error of those replays is returned after the exec is gone. */
+LRRT_API lr_status_t lr_graph_exec_destroy(lr_graph_exec_t *exec);
+
+/* Enqueues one replay on queue (NULL: the device's default queue) and
+ * returns once it is submitted. The replay follows work submitted to queue
+ * before it, and work submitted to queue afterwards follows the replay, as
+ * with one lr_launch_on_queue. Replays of one exec run one after another,
+ * also when launched on different queues. Execution errors surface at the
+ * next synchronizing call (lr_graph_exec_synchronize, lr_queue_synchronize,
+ * lr_synchronize). A buffer the exec uses that was freed since it was
+ * instantiated makes the launch fail with LR_ERROR_INVALID_ARGUMENT. */
+LRRT_API lr_status_t lr_graph_exec_launch(lr_graph_exec_t *exec,
+                                          lr_queue_t *queue);
+/* As lr_graph_exec_launch; completion (may be NULL) is recorded on queue
+ * and completes when every step of this replay finished. */
+LRRT_API lr_status_t lr_graph_exec_launch_with_event(lr_graph_exec_t *exec,
+                                                     lr_queue_t *queue,
+                                                     lr_event_t *completion);
+/* Waits until the exec's last launched replay finished; returns its first
+ * execution error. Returns at once for an exec never launched. */
+LRRT_API lr_status_t lr_graph_exec_synchronize(lr_graph_exec_t *exec);
+/* *complete = 1 when no replay of the exec is running, 0 otherwise. */
+LRRT_API lr_status_t lr_graph_exec_query(lr_graph_exec_t *exec,
+                                         uint32_t *complete);
+/* Overwrites size bytes of kernel node `node`'s explicit arguments at byte
+ * offset, for the replays launched afterwards, without re-recording. Grid,
+ * workgroup, shared memory and kernel are fixed at instantiation (changing
+ * them means instantiating again). A pointer argument the bytes overlap must
+ * still point inside one of the node's declared ranges. While a replay of
+ * the exec is running this returns LR_ERROR_BUSY and changes nothing,
+ * unless the exec was instantiated with LR_GRAPH_PATCH_WAITS: then it waits
+ * for the replay first. */
+LRRT_API lr_status_t lr_graph_exec_set_kernargs(lr_graph_exec_t *exec,
+                                                lr_graph_node_t node,
+                                                size_t offset,
+                                                const void *bytes,
+                                                size_t size);
+/* The plan the exec runs, as JSON: nodes, edges with their hazard kinds
+ * (RAW, WAR, WAW, explicit), the lane of each node and every
+ * synchronisation the lowering placed, with the reason. *length receives
+ * the JSON's length without the terminating NUL. With capacity 0 (json may
+ * be NULL) only the length is returned; otherwise the JSON and its NUL are
+ * written to json, or the call fails with LR_ERROR_INVALID_ARGUMENT when
+ * capacity is too small. */
+LRRT_API lr_status_t lr_graph_exec_get_plan(lr_graph_exec_t *exec, char *json,
+                                            size_t capacity, size_t *length);
 
 #ifdef __cplusplus
 }

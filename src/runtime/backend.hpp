@@ -27,6 +27,11 @@
 
 namespace lrrt::rt {
 
+namespace graph {  // graph/exec.hpp
+struct Lowering;
+class GraphExec;
+}  // namespace graph
+
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
   uint64_t product() const { return uint64_t(x) * y * z; }
@@ -141,6 +146,12 @@ class Device {
 
   // Queue the core uses for copy_sync's default implementation.
   Queue& utility_queue();
+
+  // Lowers a validated graph for replay (lr_graph_instantiate). The default
+  // is the generic replay through this device's queues and events
+  // (graph/generic_exec.cpp); a backend overrides it with its native form
+  // (an AQL packet block, a CUDA graph, a host task DAG).
+  virtual std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering);
 
  protected:
   // Derived destructors call this first: the queue may use the derived

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "graph/handles.hpp"
 #include "wait.hpp"
 
 namespace lrrt::rt {
@@ -68,13 +69,18 @@ Runtime::~Runtime() {
     if (event->device->hung.load()) (void)event.release();
   for (auto& [handle, queue] : queue_owners_)
     if (queue->device->hung.load()) (void)queue.release();
+  for (auto& [handle, exec] : graph_execs_)
+    if (exec->device->hung.load()) (void)exec.release();
   for (auto& d : devices_) {
     if (!d->hung.load()) continue;
     (void)d->copy_queue.release();
     (void)d->default_queue.release();
     (void)d->device.release();
   }
-  // Handles die before the devices and backends that made them.
+  // Handles die before the devices and backends that made them; graph
+  // execs first (they use kernels, events and queues of their device).
+  graph_execs_.clear();
+  graphs_.clear();
   kernels_.clear();
   modules_.clear();
   events_.clear();
@@ -238,6 +244,9 @@ lr_module_t* Runtime::load_module(DeviceState& state, std::span<const std::byte>
 
 void Runtime::destroy_module(lr_module_t* module) {
   check_module(module);
+  if (uint32_t users = module->graph_users.load())
+    LRRT_THROW(LR_ERROR_BUSY,
+               "the module's kernels are used by {} graph(s) or graph exec(s): destroy them before the module", users);
   drain(*module->device);
   std::unique_ptr<lr_module_t> owned;
   {
@@ -312,6 +321,7 @@ void Runtime::free(DeviceState& state, void* ptr, bool pinned_host) {
     auto& table = pinned_host ? state.host_allocations : state.allocations;
     if (table.erase(ptr) == 0)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "pointer {} was freed concurrently", ptr);
+    state.free_epoch.fetch_add(1);
     auto& s = state.stats;
     if (pinned_host) {
       s.pinned_host_live_bytes -= std::min<uint64_t>(size, s.pinned_host_live_bytes);
@@ -359,9 +369,11 @@ void Runtime::synchronize_tracked(DeviceState& state, Queue& queue, std::atomic<
 void Runtime::drain(DeviceState& state) {
   if (!state.device) return;  // never opened: nothing can be pending
   std::vector<lr_queue_t*> queues;
+  std::vector<lr_graph_exec_t*> execs;
   {
     std::lock_guard lock(state.mutex);
     queues.assign(state.queues.begin(), state.queues.end());
+    execs.assign(state.graph_execs.begin(), state.graph_execs.end());
   }
   std::exception_ptr first;
   auto sync = [&](Queue& q, std::atomic<bool>& used) {
@@ -374,6 +386,13 @@ void Runtime::drain(DeviceState& state) {
   sync(*state.default_queue, state.default_queue_used);
   sync(*state.copy_queue, state.copy_queue_used);
   for (lr_queue_t* q : queues) sync(*q->queue, q->used);
+  for (lr_graph_exec_t* e : execs) {
+    try {
+      e->exec->drain();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
   if (first) std::rethrow_exception(first);
 }
 

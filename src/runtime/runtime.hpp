@@ -45,7 +45,11 @@ struct lr_module_t {
   std::unique_ptr<lrrt::rt::Module> module;
   std::mutex kernels_mutex;
   std::unordered_map<std::string, std::unique_ptr<lr_kernel_t>> kernels;
+  // Graphs and graph execs whose kernel nodes use this module: it cannot be
+  // destroyed under them (graph/handles.hpp).
+  std::atomic<uint32_t> graph_users{0};
 };
+// lr_graph_t and lr_graph_exec_t: graph/handles.hpp.
 
 namespace lrrt::rt {
 
@@ -78,6 +82,11 @@ struct DeviceState {
   std::unordered_map<void*, size_t> allocations;
   std::unordered_map<void*, size_t> host_allocations;
   std::unordered_set<lr_queue_t*> queues;
+  // Graph execs of the device: their own queues are drained with the rest.
+  std::unordered_set<lr_graph_exec_t*> graph_execs;
+  // Counts lr_free calls: a graph exec re-checks its buffers before a
+  // launch when this moved since it last looked.
+  std::atomic<uint64_t> free_epoch{0};
   // lr_memcpy's pageable-copy pipeline (staging.cpp), made on first use.
   std::shared_ptr<StagingPipeline> staging;
 };
@@ -114,6 +123,16 @@ class Runtime {
   void free(DeviceState& state, void* ptr, bool pinned_host);
   void record_copy(DeviceState& state, CopyKind kind, size_t size);
 
+  // Retained replay (graph/graph_api.cpp).
+  lr_graph_t* create_graph(DeviceState& state);
+  void destroy_graph(lr_graph_t* graph);
+  void check_graph(const lr_graph_t* graph);
+  lr_graph_exec_t* instantiate_graph(lr_graph_t* graph, const lr_graph_instantiate_options_t* options);
+  void destroy_graph_exec(lr_graph_exec_t* exec);
+  void check_graph_exec(const lr_graph_exec_t* exec);
+  void launch_graph(lr_graph_exec_t* exec, lr_queue_t* queue, lr_event_t* completion);
+  void set_graph_kernargs(lr_graph_exec_t* exec, uint32_t node, size_t offset, std::span<const std::byte> bytes);
+
   // Waits for every queue of the device; rethrows the first execution error.
   void drain(DeviceState& state);
   // Waits for one queue if it was given work (`used`), keeping the flag and
@@ -138,6 +157,8 @@ class Runtime {
   std::unordered_map<const lr_module_t*, std::unique_ptr<lr_module_t>> modules_;
   std::unordered_map<const lr_queue_t*, std::unique_ptr<lr_queue_t>> queue_owners_;
   std::unordered_set<const lr_kernel_t*> kernels_;
+  std::unordered_map<const lr_graph_t*, std::unique_ptr<lr_graph_t>> graphs_;
+  std::unordered_map<const lr_graph_exec_t*, std::unique_ptr<lr_graph_exec_t>> graph_execs_;
 };
 
 }  // namespace lrrt::rt

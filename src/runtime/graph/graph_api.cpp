@@ -1,0 +1,231 @@
+// The runtime's side of retained replay: graph and exec handles, validation
+// against the device's allocations and limits, the lowering call, launches,
+// argument patches. c_api.cpp wraps these.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "error.hpp"
+#include "graph/handles.hpp"
+#include "runtime.hpp"
+
+namespace lrrt::rt {
+namespace {
+
+constexpr uint32_t kMaxLanes = 8;
+
+graph::AllocationTable allocation_table(DeviceState& state) {
+  graph::AllocationTable table;
+  std::lock_guard lock(state.mutex);
+  for (const auto& [p, size] : state.allocations) table.add(reinterpret_cast<uintptr_t>(p), size);
+  for (const auto& [p, size] : state.host_allocations) table.add(reinterpret_cast<uintptr_t>(p), size);
+  table.finish();
+  return table;
+}
+
+// The limits every backend checks at launch, checked once here so a replay
+// is not rejected halfway through its submission.
+void check_launch_limits(const graph::Graph& g, const DeviceProperties& props) {
+  const auto& nodes = g.nodes();
+  for (uint32_t v = 0; v < nodes.size(); ++v) {
+    if (nodes[v].kind() != graph::NodeKind::Kernel) continue;
+    const auto& k = std::get<graph::KernelStep>(nodes[v].step);
+    const KernelInfo& info = k.kernel->info();
+    const uint64_t wg = k.config.block.product();
+    const uint32_t max_wg = info.max_workgroup_size ? info.max_workgroup_size : props.max_workgroup_size;
+    if (max_wg && wg > max_wg)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}: a workgroup of {}x{}x{} = {} work-items exceeds the maximum of {}",
+                 graph::describe_node(nodes, v), k.config.block.x, k.config.block.y, k.config.block.z, wg, max_wg);
+    const uint64_t lds = uint64_t(info.group_segment_size) + k.config.dynamic_shared_bytes;
+    if (props.max_shared_memory_per_workgroup && lds > props.max_shared_memory_per_workgroup)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "{}: needs {} bytes of shared memory ({} static + {} dynamic), more than the {} a workgroup can have",
+                 graph::describe_node(nodes, v), lds, info.group_segment_size, k.config.dynamic_shared_bytes,
+                 props.max_shared_memory_per_workgroup);
+  }
+}
+
+// LRRT_TEST_DROP_EDGE=<index>: test-only negative control (graph.hpp).
+std::optional<uint32_t> drop_edge_for_test() {
+  const char* v = std::getenv("LRRT_TEST_DROP_EDGE");
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  unsigned long index = std::strtoul(v, &end, 10);
+  if (*end || index > UINT32_MAX)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_TEST_DROP_EDGE='{}' is not an edge index", v);
+  return uint32_t(index);
+}
+
+}  // namespace
+
+lr_graph_t* Runtime::create_graph(DeviceState& state) {
+  opened(state);
+  auto g = std::make_unique<lr_graph_t>();
+  g->device = &state;
+  lr_graph_t* raw = g.get();
+  std::lock_guard lock(handles_mutex_);
+  graphs_.emplace(raw, std::move(g));
+  return raw;
+}
+
+void Runtime::check_graph(const lr_graph_t* graph) {
+  std::lock_guard lock(handles_mutex_);
+  if (!graph || !graphs_.count(graph)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid or destroyed graph handle");
+}
+
+void Runtime::destroy_graph(lr_graph_t* graph) {
+  std::unique_ptr<lr_graph_t> owned;
+  std::lock_guard lock(handles_mutex_);
+  auto it = graphs_.find(graph);
+  if (!graph || it == graphs_.end()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid or destroyed graph handle");
+  owned = std::move(it->second);
+  graphs_.erase(it);
+}
+
+void Runtime::check_graph_exec(const lr_graph_exec_t* exec) {
+  std::lock_guard lock(handles_mutex_);
+  if (!exec || !graph_execs_.count(exec))
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "invalid or destroyed graph exec handle");
+}
+
+lr_graph_exec_t* Runtime::instantiate_graph(lr_graph_t* graph, const lr_graph_instantiate_options_t* options) {
+  check_graph(graph);
+  uint32_t max_lanes = LR_GRAPH_DEFAULT_MAX_LANES;
+  bool patch_waits = false;
+  if (options) {
+    if (options->max_lanes > kMaxLanes)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "max_lanes is {}; at most {} lanes are supported", options->max_lanes,
+                 kMaxLanes);
+    if (options->max_lanes) max_lanes = options->max_lanes;
+    if (options->flags & ~uint32_t(LR_GRAPH_PATCH_WAITS))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown instantiate flags {:#x}", options->flags);
+    patch_waits = options->flags & LR_GRAPH_PATCH_WAITS;
+  }
+  DeviceState& state = *graph->device;
+  Device& device = opened(state);
+
+  auto exec = std::make_unique<lr_graph_exec_t>();
+  exec->device = &state;
+  exec->patch_waits = patch_waits;
+  {
+    std::lock_guard lock(graph->mutex);
+    graph::DeriveOptions derive_options;
+    derive_options.drop_edge = drop_edge_for_test();
+    exec->checked_free_epoch = state.free_epoch.load();
+    graph::Derived derived = graph::derive(graph->graph, allocation_table(state), derive_options);
+    check_launch_limits(graph->graph, device.properties());
+    graph::Lanes lanes = graph::assign_lanes(derived, max_lanes);
+    exec->exec = device.instantiate_graph(graph::Lowering{graph->graph, derived, lanes});
+    graph::Plan plan = graph::make_plan(graph->graph, derived, lanes, max_lanes);
+    exec->exec->describe(plan);
+    exec->plan_json = graph::plan_to_json(plan);
+    exec->nodes = graph->graph.nodes();
+    exec->accesses = std::move(derived.accesses);
+    for (const auto& use : graph->modules) exec->modules.emplace_back(use.module());
+  }
+  lr_graph_exec_t* raw = exec.get();
+  {
+    std::lock_guard lock(handles_mutex_);
+    graph_execs_.emplace(raw, std::move(exec));
+  }
+  std::lock_guard lock(state.mutex);
+  state.graph_execs.insert(raw);
+  return raw;
+}
+
+void Runtime::destroy_graph_exec(lr_graph_exec_t* exec) {
+  check_graph_exec(exec);
+  {
+    std::lock_guard lock(exec->device->mutex);
+    exec->device->graph_execs.erase(exec);
+  }
+  std::unique_ptr<lr_graph_exec_t> owned;
+  {
+    std::lock_guard lock(handles_mutex_);
+    auto it = graph_execs_.find(exec);
+    owned = std::move(it->second);
+    graph_execs_.erase(it);
+  }
+  // Waiting first: the replays still running use the exec's queues, events
+  // and argument copies. Their error reaches the caller after the handle is
+  // gone, as with lr_queue_destroy.
+  std::exception_ptr error;
+  try {
+    std::lock_guard lock(owned->mutex);
+    owned->exec->synchronize();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  owned.reset();
+  if (error) std::rethrow_exception(error);
+}
+
+void Runtime::launch_graph(lr_graph_exec_t* exec, lr_queue_t* queue, lr_event_t* completion) {
+  check_graph_exec(exec);
+  DeviceState& state = *exec->device;
+  if (queue) {
+    check_queue(queue);
+    if (queue->device != &state)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the exec belongs to device {} but the queue to device {}", state.index,
+                 queue->device->index);
+  }
+  if (completion) {
+    check_event(completion);
+    if (completion->device != &state)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the completion event belongs to another device");
+  }
+  std::lock_guard lock(exec->mutex);
+  // A buffer freed since the last look would be used after its free:
+  // re-check every range the graph declared (only after an lr_free).
+  const uint64_t epoch = state.free_epoch.load();
+  if (epoch != exec->checked_free_epoch) {
+    graph::check_still_allocated(exec->nodes, exec->accesses, allocation_table(state));
+    exec->checked_free_epoch = epoch;
+  }
+  if (queue) {
+    queue->used.store(true, std::memory_order_release);
+    exec->exec->launch(*queue->queue, completion ? completion->event.get() : nullptr);
+  } else {
+    state.default_queue_used.store(true, std::memory_order_release);
+    exec->exec->launch(*state.default_queue, completion ? completion->event.get() : nullptr);
+  }
+  if (completion) completion->recorded = true;
+}
+
+void Runtime::set_graph_kernargs(lr_graph_exec_t* exec, uint32_t node, size_t offset,
+                                 std::span<const std::byte> bytes) {
+  check_graph_exec(exec);
+  std::lock_guard lock(exec->mutex);
+  if (node >= exec->nodes.size())
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "node {} does not exist: the graph had {} nodes", node, exec->nodes.size());
+  graph::Node& n = exec->nodes[node];
+  if (n.kind() != graph::NodeKind::Kernel)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{} is not a kernel node: only kernel arguments can be patched",
+               graph::describe_node(exec->nodes, node));
+  auto& step = std::get<graph::KernelStep>(n.step);
+  if (offset > step.args.size() || bytes.size() > step.args.size() - offset)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}: bytes [{}, {}) lie outside its {} bytes of explicit arguments",
+               graph::describe_node(exec->nodes, node), offset, offset + bytes.size(), step.args.size());
+  if (bytes.empty()) return;
+  if (graph::touches_pointer_args(step, offset, bytes.size())) {
+    // A new pointer must stay inside the node's declared ranges, or the
+    // derived edges would no longer describe what the kernel touches.
+    std::vector<std::byte> patched = step.args;
+    std::memcpy(patched.data() + offset, bytes.data(), bytes.size());
+    graph::check_kernel_args(exec->nodes, node, patched, exec->accesses[node], allocation_table(*exec->device));
+  }
+  if (exec->exec->running()) {
+    if (!exec->patch_waits)
+      LRRT_THROW(LR_ERROR_BUSY,
+                 "a replay of the exec is still running: call lr_graph_exec_synchronize before patching {}, or "
+                 "instantiate with LR_GRAPH_PATCH_WAITS to make the patch wait",
+                 graph::describe_node(exec->nodes, node));
+    exec->exec->synchronize();
+  }
+  std::memcpy(step.args.data() + offset, bytes.data(), bytes.size());
+  exec->exec->set_kernargs(node, offset, bytes);
+}
+
+}  // namespace lrrt::rt

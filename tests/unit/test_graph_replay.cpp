@@ -1,0 +1,692 @@
+// Retained replay end to end through the C ABI and the C++ wrapper, on the
+// host backend and on the hsa stand-in (the generic replay over each
+// backend's queues): a 1000-step saxpy chain, a diamond, a two-stage
+// reduction, argument patches between replays (refused and waited for while
+// a replay runs), destroying a running exec, errors.
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lrrt/lrrt.hpp"
+#if defined(LRRT_TEST_HSA)
+#include "standin_hooks.h"
+#endif
+
+namespace {
+
+std::string kernel_file(const std::string& backend, const std::string& source) {
+  const char* suffix = backend == "hsa" ? ".gfx1100.hsaco" : backend == "cuda" ? ".ptx" : ".host.so";
+  return std::string(LRRT_TEST_KERNEL_DIR) + "/" + source + suffix;
+}
+
+// Backends the replay runs on here: host always, the hsa stand-in when the
+// AMD kernels were built, cuda on a machine with an NVIDIA GPU and the PTX
+// kernels (the lead's GPU runs). Call with the runtime initialised.
+std::vector<std::string> replay_backends() {
+  std::vector<std::string> out{"host"};
+#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_HSA_KERNELS)
+  out.push_back("hsa");
+#endif
+  lr_device_t cuda{};
+  if (lr_device_select("cuda", 0, &cuda) == LR_SUCCESS && std::ifstream(kernel_file("cuda", "saxpy")).good())
+    out.push_back("cuda");
+  return out;
+}
+
+void point_hsa_at_standin() {
+#if defined(LRRT_TEST_HSA)
+  setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
+  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
+  setenv("LRRT_HSA_TIMEOUT_MS", "20000", 1);
+#endif
+}
+
+std::vector<std::byte> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing kernel file ", path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(chars.size());
+  std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+
+std::mt19937& rng() {
+  static std::mt19937 gen(std::random_device{}());
+  return gen;
+}
+
+// Whole numbers as floats: every sum below stays exact (< 2^24), so results
+// are compared for equality whatever the order or contraction of the math.
+std::vector<float> random_whole(size_t n, int lo, int hi) {
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = float(d(rng()));
+  return v;
+}
+
+const float kPoison = std::numeric_limits<float>::quiet_NaN();
+
+struct SaxpyArgs {
+  float a;
+  const void* x;
+  void* y;
+  uint32_t n;
+};
+struct AddArgs {
+  const void* a;
+  const void* b;
+  void* c;
+  uint32_t n;
+};
+struct ReduceArgs {
+  const void* in;
+  void* partial;
+  uint32_t n;
+};
+
+lr_launch_config_t config_for(uint32_t n, uint32_t block) { return {{(n + block - 1) / block, 1, 1}, {block, 1, 1}, 0}; }
+
+// A device, its kernels and a way to hold the default queue back.
+struct Setup {
+  std::string backend;
+  lrrt::Device device;
+  lrrt::Module saxpy_module, add_module, reduce_module;
+  lrrt::Kernel saxpy, add, reduce;
+  explicit Setup(const std::string& b)
+      : backend(b),
+        device(lrrt::Device::select(b)),
+        saxpy_module(device, read_file(kernel_file(b, "saxpy"))),
+        add_module(device, read_file(kernel_file(b, "vector_add"))),
+        reduce_module(device, read_file(kernel_file(b, "reduce"))),
+        saxpy(saxpy_module.kernel("saxpy")),
+        add(add_module.kernel("vector_add_f32")),
+        reduce(reduce_module.kernel("reduce_sum_f32")) {}
+};
+
+// Holds the device's default queue until open(): on host a kernel spinning
+// on a flag, on the stand-in a copy the held copy engine does not start.
+// Work submitted after close() deterministically has not run before open().
+// Not on cuda (the spinning kernel is built for the host only).
+class Gate {
+ public:
+  static bool available(const std::string& backend) { return backend != "cuda"; }
+  explicit Gate(Setup& s) : setup_(s), flag_(s.device, 64) {
+    std::memset(flag_.data(), 0, 64);
+    if (s.backend == "host") {
+      module_ = std::make_unique<lrrt::Module>(s.device, read_file(LRRT_TEST_ERROR_KERNELS));
+      spin_ = module_->kernel("spin_forever");
+    }
+  }
+  ~Gate() { open(); }
+  void close() {
+    if (setup_.backend == "host") {
+      const void* flag = flag_.data();
+      lrrt::launch(spin_, lr_launch_config_t{{1, 1, 1}, {1, 1, 1}, 0}, flag);
+    } else {
+#if defined(LRRT_TEST_HSA)
+      hold(1);
+      lrrt::check(lr_memcpy_async(setup_.device.get(), scratch(), flag_.data(), 64, LR_MEMCPY_HOST_TO_DEVICE, nullptr),
+                  "lr_memcpy_async");
+#endif
+    }
+    closed_ = true;
+  }
+  void open() {
+    if (!closed_) return;
+    closed_ = false;
+    if (setup_.backend == "host") {
+      std::atomic_ref<uint32_t>(*flag_.as<uint32_t>()).store(1);
+    } else {
+#if defined(LRRT_TEST_HSA)
+      hold(0);
+#endif
+    }
+  }
+
+ private:
+#if defined(LRRT_TEST_HSA)
+  void hold(int on) {
+    void* lib = dlopen(LRRT_TEST_HSA_STANDIN, RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(lib);
+    auto fn = reinterpret_cast<lrrt_hsa_standin_hold_copies_fn>(dlsym(lib, "lrrt_hsa_standin_hold_copies"));
+    REQUIRE(bool(fn));
+    fn(on);
+    dlclose(lib);
+  }
+  void* scratch() {
+    if (!scratch_.data()) scratch_ = lrrt::DeviceBuffer(setup_.device, 64);
+    return scratch_.data();
+  }
+  lrrt::DeviceBuffer scratch_;
+#endif
+  Setup& setup_;
+  lrrt::PinnedHostBuffer flag_;
+  std::unique_ptr<lrrt::Module> module_;
+  lrrt::Kernel spin_;
+  bool closed_ = false;
+};
+
+nlohmann::json plan_of(const lrrt::GraphExec& exec) { return nlohmann::json::parse(exec.plan_json()); }
+
+bool has_edge(const nlohmann::json& plan, uint32_t from, uint32_t to) {
+  for (const auto& e : plan["edges"])
+    if (e["from"] == from && e["to"] == to) return true;
+  return false;
+}
+
+lr_status_t status_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const lrrt::Error& e) {
+    return e.status();
+  }
+  return LR_SUCCESS;
+}
+
+}  // namespace
+
+TEST_CASE("graph replay: a 1000-step saxpy chain gives y0 + 1000*a*x, replayed and eager") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  for (const auto& backend : replay_backends()) {
+    CAPTURE(backend);
+    Setup s(backend);
+    const uint32_t n = 3000, steps = 1000;
+    const float a = std::array{0.25f, 0.5f, 2.0f}[rng()() % 3];
+    auto x = random_whole(n, -64, 64);
+    auto y0 = random_whole(n, -1000, 1000);
+    lrrt::PinnedHostBuffer hx(s.device, n * 4), hy0(s.device, n * 4), out(s.device, n * 4);
+    std::memcpy(hx.data(), x.data(), n * 4);
+    std::memcpy(hy0.data(), y0.data(), n * 4);
+    lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4);
+
+    lrrt::Graph graph(s.device);
+    auto copy_x = graph.add_copy(dx.data(), hx.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+    auto copy_y = graph.add_copy(dy.data(), hy0.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+    SaxpyArgs args{a, dx.data(), dy.data(), n};
+    std::vector<lrrt::GraphNode> chain;
+    for (uint32_t i = 0; i < steps; ++i)
+      chain.push_back(graph.add_kernel(s.saxpy, config_for(n, 256), args,
+                                       {lrrt::read_access(dx), lrrt::read_write_access(dy)}));
+    auto copy_out = graph.add_copy(out.data(), dy.data(), n * 4, LR_MEMCPY_DEVICE_TO_HOST);
+    CHECK(copy_x == 0);
+    CHECK(copy_y == 1);
+    CHECK(chain.back() == steps + 1);
+    CHECK(copy_out == steps + 2);
+    lrrt::GraphExec exec = graph.instantiate();
+
+    auto plan = plan_of(exec);
+    CHECK(plan["lowering"] == "generic");
+    CHECK(plan["nodes"].size() == steps + 3);
+    // Two copies into the first step, one edge per step, the copy out: the
+    // reduction removed every x -> step k edge but the first.
+    CHECK(plan["edges"].size() == 2 + (steps - 1) + 1);
+    CHECK(has_edge(plan, 0, 2));
+    CHECK(has_edge(plan, 1, 2));
+    CHECK_FALSE(has_edge(plan, 0, 3));
+    CHECK(has_edge(plan, steps + 1, steps + 2));
+
+    for (int replay = 0; replay < 3; ++replay) {
+      for (uint32_t i = 0; i < n; ++i) out.as<float>()[i] = kPoison;
+      exec.launch();
+      exec.synchronize();
+      CHECK(exec.complete());
+      for (uint32_t i = 0; i < n; ++i)
+        REQUIRE_MESSAGE(out.as<float>()[i] == y0[i] + float(steps) * a * x[i], "replay ", replay, " element ", i);
+    }
+
+    // The same steps launched one at a time give the same result.
+    lrrt::copy_to_device(dy, y0);
+    lrrt::copy_to_device(dx, x);
+    for (uint32_t i = 0; i < steps; ++i) lrrt::launch(s.saxpy, config_for(n, 256), args);
+    std::vector<float> eager(n, kPoison);
+    lrrt::copy_to_host(eager, dy);
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(eager[i] == y0[i] + float(steps) * a * x[i]);
+  }
+}
+
+TEST_CASE("graph replay: a diamond on one, two and four lanes; independent branches are not ordered") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  for (const auto& backend : replay_backends()) {
+    CAPTURE(backend);
+    Setup s(backend);
+    const uint32_t n = 5000;
+    auto in = random_whole(n, -100, 100), b0 = random_whole(n, -100, 100), u = random_whole(n, -100, 100);
+    lrrt::PinnedHostBuffer h_in(s.device, n * 4), h_b0(s.device, n * 4), h_u(s.device, n * 4), out(s.device, n * 4);
+    std::memcpy(h_in.data(), in.data(), n * 4);
+    std::memcpy(h_b0.data(), b0.data(), n * 4);
+    std::memcpy(h_u.data(), u.data(), n * 4);
+    lrrt::DeviceBuffer d_in(s.device, n * 4), d_b(s.device, n * 4), d_u(s.device, n * 4), d_c1(s.device, n * 4),
+        d_c2(s.device, n * 4), d_out(s.device, n * 4);
+    auto cfg = config_for(n, 128);
+
+    lrrt::Graph g(s.device);
+    g.add_copy(d_in.data(), h_in.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);  // 0
+    g.add_copy(d_b.data(), h_b0.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);   // 1
+    g.add_copy(d_u.data(), h_u.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);    // 2
+    // P: b = 2*in + b0
+    auto p = g.add_kernel(s.saxpy, cfg, SaxpyArgs{2.0f, d_in.data(), d_b.data(), n},
+                          {lrrt::read_access(d_in), lrrt::read_write_access(d_b)});
+    // C1: c1 = b + u; C2: c2 = b + b
+    auto c1 = g.add_kernel(s.add, cfg, AddArgs{d_b.data(), d_u.data(), d_c1.data(), n},
+                           {lrrt::read_access(d_b), lrrt::read_access(d_u), lrrt::write_access(d_c1)});
+    auto c2 = g.add_kernel(s.add, cfg, AddArgs{d_b.data(), d_b.data(), d_c2.data(), n},
+                           {lrrt::read_access(d_b), lrrt::write_access(d_c2)});
+    // J: out = c1 + c2
+    auto j = g.add_kernel(s.add, cfg, AddArgs{d_c1.data(), d_c2.data(), d_out.data(), n},
+                          {lrrt::read_access(d_c1), lrrt::read_access(d_c2), lrrt::write_access(d_out)});
+    g.add_copy(out.data(), d_out.data(), n * 4, LR_MEMCPY_DEVICE_TO_HOST);
+
+    for (uint32_t lanes : {1u, 2u, 4u}) {
+      CAPTURE(lanes);
+      lr_graph_instantiate_options_t options{lanes, 0};
+      lrrt::GraphExec exec = g.instantiate(&options);
+      auto plan = plan_of(exec);
+      CHECK(has_edge(plan, p, c1));
+      CHECK(has_edge(plan, p, c2));
+      CHECK(has_edge(plan, c1, j));
+      CHECK(has_edge(plan, c2, j));
+      CHECK_FALSE(has_edge(plan, c1, c2));
+      CHECK_FALSE(has_edge(plan, c2, c1));
+      if (lanes > 1) CHECK(plan["nodes"][c1]["lane"] != plan["nodes"][c2]["lane"]);
+      CHECK(plan["nodes"][j]["lane"] == 0);
+      for (int replay = 0; replay < 2; ++replay) {
+        for (uint32_t i = 0; i < n; ++i) out.as<float>()[i] = kPoison;
+        lrrt::Queue queue(s.device);
+        lrrt::Event done(s.device);
+        exec.launch(queue, done);
+        done.synchronize();
+        for (uint32_t i = 0; i < n; ++i) {
+          float b = 2.0f * in[i] + b0[i];
+          REQUIRE_MESSAGE(out.as<float>()[i] == (b + u[i]) + (b + b), "element ", i);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("graph replay: a two-stage reduction with fills and a pageable copy back") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  for (const auto& backend : replay_backends()) {
+    CAPTURE(backend);
+    Setup s(backend);
+    const uint32_t block = 256, groups = 256, n = block * groups - 77;  // the last group is partial
+    auto in = random_whole(n, -100, 100);
+    lrrt::DeviceBuffer d_in(s.device, size_t(n) * 4), d_partial(s.device, groups * 4), d_total(s.device, 64);
+    std::vector<float> partial(groups), total(1);
+    lrrt::Graph g(s.device);
+    g.add_copy(d_in.data(), in.data(), size_t(n) * 4, LR_MEMCPY_HOST_TO_DEVICE);
+    g.add_fill(d_partial.data(), groups, kPoison);  // overwritten by stage 1
+    g.add_fill(d_total.data(), 16, kPoison);
+    g.add_kernel(s.reduce, lr_launch_config_t{{groups, 1, 1}, {block, 1, 1}, 0},
+                 ReduceArgs{d_in.data(), d_partial.data(), n},
+                 {lrrt::read_access(d_in), lrrt::write_access(d_partial)});
+    g.add_kernel(s.reduce, lr_launch_config_t{{1, 1, 1}, {groups, 1, 1}, 0},
+                 ReduceArgs{d_partial.data(), d_total.data(), groups},
+                 {lrrt::read_access(d_partial), lrrt::write_access(d_total.data(), 4)});
+    g.add_copy(partial.data(), d_partial.data(), groups * 4, LR_MEMCPY_DEVICE_TO_HOST);
+    g.add_copy(total.data(), d_total.data(), 4, LR_MEMCPY_DEVICE_TO_HOST);
+    lrrt::GraphExec exec = g.instantiate();
+    auto plan = plan_of(exec);
+    CHECK(has_edge(plan, 1, 3));  // the fill before stage 1 (WAW)
+    CHECK(has_edge(plan, 3, 4));  // stage 1 before stage 2 (RAW)
+    CHECK(has_edge(plan, 2, 4));
+    CHECK(has_edge(plan, 4, 6));
+    CHECK(has_edge(plan, 3, 5));
+    CHECK_FALSE(has_edge(plan, 5, 6));  // two reads of different buffers
+
+    // The fill alone: pattern in every element.
+    for (int replay = 0; replay < 2; ++replay) {
+      std::fill(partial.begin(), partial.end(), 1234.5f);
+      total[0] = 1234.5f;
+      exec.launch();
+      exec.synchronize();
+      float sum = 0;
+      for (uint32_t gi = 0; gi < groups; ++gi) {
+        float expect = 0;
+        for (uint32_t i = gi * block; i < std::min(n, (gi + 1) * block); ++i) expect += in[i];
+        REQUIRE_MESSAGE(partial[gi] == expect, "group ", gi);
+        sum += expect;
+      }
+      CHECK(total[0] == sum);
+    }
+    // What the fill writes, seen through a graph of only fills.
+    lrrt::Graph fills(s.device);
+    std::vector<uint32_t> words(groups, 0);
+    fills.add_fill(d_partial.data(), groups, uint32_t(0xA5A5C3C3u));
+    fills.add_copy(words.data(), d_partial.data(), groups * 4, LR_MEMCPY_DEVICE_TO_HOST);
+    auto fexec = fills.instantiate();
+    fexec.launch();
+    fexec.synchronize();
+    for (uint32_t w : words) REQUIRE(w == 0xA5A5C3C3u);
+  }
+}
+
+TEST_CASE("graph replay: argument patches between replays; refused or waited for while a replay runs") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  for (const auto& backend : replay_backends()) {
+    CAPTURE(backend);
+    Setup s(backend);
+    const uint32_t n = 2048;
+    auto x = random_whole(n, -64, 64), y0 = random_whole(n, -1000, 1000);
+    lrrt::PinnedHostBuffer hx(s.device, n * 4), hy0(s.device, n * 4), out(s.device, n * 4);
+    std::memcpy(hx.data(), x.data(), n * 4);
+    std::memcpy(hy0.data(), y0.data(), n * 4);
+    lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4), other(s.device, n * 4);
+    auto build = [&](lrrt::Graph& g) {
+      g.add_copy(dx.data(), hx.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+      g.add_copy(dy.data(), hy0.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+      auto node = g.add_kernel(s.saxpy, config_for(n, 64), SaxpyArgs{1.0f, dx.data(), dy.data(), n},
+                               {lrrt::read_access(dx), lrrt::read_write_access(dy)});
+      g.add_copy(out.data(), dy.data(), n * 4, LR_MEMCPY_DEVICE_TO_HOST);
+      return node;
+    };
+    auto expect = [&](float a, const char* what) {
+      for (uint32_t i = 0; i < n; ++i) REQUIRE_MESSAGE(out.as<float>()[i] == y0[i] + a * x[i], what, " element ", i);
+    };
+    auto poison = [&] {
+      for (uint32_t i = 0; i < n; ++i) out.as<float>()[i] = kPoison;
+    };
+
+    lrrt::Graph g(s.device);
+    auto saxpy = build(g);
+    lrrt::GraphExec exec = g.instantiate();
+    for (float a : {1.0f, 2.0f, -0.5f, 4.0f}) {
+      exec.set_kernarg(saxpy, 0, a);
+      poison();
+      exec.launch();
+      exec.synchronize();
+      expect(a, "patched between replays");
+    }
+
+    // Refused while running: LR_ERROR_BUSY, nothing changes.
+    if (Gate::available(backend)) {
+      Gate gate(s);
+      gate.close();
+      poison();
+      exec.launch();
+      CHECK_FALSE(exec.complete());
+      float a = 8.0f;
+      CHECK(lr_graph_exec_set_kernargs(exec.get(), saxpy, 0, &a, 4) == LR_ERROR_BUSY);
+      std::string msg = lr_last_error_message();
+      CHECK(msg.find("still running") != std::string::npos);
+      CHECK(msg.find("lr_graph_exec_synchronize") != std::string::npos);
+      gate.open();
+      exec.synchronize();
+      expect(4.0f, "the refused patch changed nothing");
+      exec.set_kernarg(saxpy, 0, a);
+      poison();
+      exec.launch();
+      exec.synchronize();
+      expect(8.0f, "patched after synchronize");
+    }
+
+    // Waited for with LR_GRAPH_PATCH_WAITS: the running replay finishes with
+    // the old value, the next one uses the new one.
+    if (Gate::available(backend)) {
+      lr_graph_instantiate_options_t options{0, LR_GRAPH_PATCH_WAITS};
+      lrrt::GraphExec waits = g.instantiate(&options);
+      waits.set_kernarg(saxpy, 0, 3.0f);
+      Gate gate(s);
+      gate.close();
+      poison();
+      waits.launch();
+      std::thread opener([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        gate.open();
+      });
+      float a = -2.0f;
+      CHECK(lr_graph_exec_set_kernargs(waits.get(), saxpy, 0, &a, 4) == LR_SUCCESS);
+      opener.join();
+      CHECK(waits.complete());
+      expect(3.0f, "the replay the patch waited for");
+      poison();
+      waits.launch();
+      waits.synchronize();
+      expect(-2.0f, "the replay after the patch");
+    }
+
+    // Pointer patches stay within the declared ranges.
+    {
+      void* undeclared = other.data();
+      CHECK(lr_graph_exec_set_kernargs(exec.get(), saxpy, 16, &undeclared, 8) == LR_ERROR_INVALID_ARGUMENT);
+      std::string msg = lr_last_error_message();
+      CHECK(msg.find("(offset 16)") != std::string::npos);  // 'y', or its index without names
+      CHECK(msg.find("no access declaration") != std::string::npos);
+      uint32_t half = n / 2;
+      CHECK(status_of([&] { exec.set_kernarg(saxpy, 24, half); }) == LR_SUCCESS);  // n is a scalar
+      float a = 0;
+      CHECK(lr_graph_exec_set_kernargs(exec.get(), saxpy, 30, &a, 4) == LR_ERROR_INVALID_ARGUMENT);
+      CHECK(std::string(lr_last_error_message()).find("outside its 32 bytes") != std::string::npos);
+      CHECK(lr_graph_exec_set_kernargs(exec.get(), 0, 0, &a, 4) == LR_ERROR_INVALID_ARGUMENT);
+      CHECK(std::string(lr_last_error_message()).find("is not a kernel node") != std::string::npos);
+      CHECK(lr_graph_exec_set_kernargs(exec.get(), 99, 0, &a, 4) == LR_ERROR_INVALID_ARGUMENT);
+      // With n halved only the first half changes.
+      exec.set_kernarg(saxpy, 0, 1.0f);
+      poison();
+      exec.launch();
+      exec.synchronize();
+      for (uint32_t i = 0; i < n; ++i)
+        REQUIRE(out.as<float>()[i] == (i < half ? y0[i] + x[i] : y0[i]));
+    }
+  }
+}
+
+TEST_CASE("graph replay: destroying a running exec waits for it; replays follow each other across queues") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  for (const auto& backend : replay_backends()) {
+    CAPTURE(backend);
+    Setup s(backend);
+    const uint32_t n = 4096;
+    auto x = random_whole(n, -64, 64), y0 = random_whole(n, -1000, 1000);
+    lrrt::PinnedHostBuffer hy(s.device, n * 4), out(s.device, n * 4);
+    lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4);
+    lrrt::copy_to_device(dx, x);
+
+    // Destroy while running: the call waits, the replay completes.
+    if (Gate::available(backend)) {
+      std::memcpy(hy.data(), y0.data(), n * 4);
+      lrrt::Graph g(s.device);
+      g.add_copy(dy.data(), hy.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+      g.add_kernel(s.saxpy, config_for(n, 256), SaxpyArgs{2.0f, dx.data(), dy.data(), n},
+                   {lrrt::read_access(dx), lrrt::read_write_access(dy)});
+      g.add_copy(out.data(), dy.data(), n * 4, LR_MEMCPY_DEVICE_TO_HOST);
+      lr_graph_exec_t* exec = nullptr;
+      REQUIRE(lr_graph_instantiate(g.get(), nullptr, &exec) == LR_SUCCESS);
+      for (uint32_t i = 0; i < n; ++i) out.as<float>()[i] = kPoison;
+      Gate gate(s);
+      gate.close();
+      REQUIRE(lr_graph_exec_launch(exec, nullptr) == LR_SUCCESS);
+      uint32_t complete = 1;
+      CHECK(lr_graph_exec_query(exec, &complete) == LR_SUCCESS);
+      CHECK(complete == 0);
+      // The recording can go while the exec runs.
+      CHECK(lr_graph_destroy(g.get()) == LR_SUCCESS);
+      std::thread opener([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        gate.open();
+      });
+      CHECK(lr_graph_exec_destroy(exec) == LR_SUCCESS);
+      opener.join();
+      for (uint32_t i = 0; i < n; ++i) REQUIRE(out.as<float>()[i] == y0[i] + 2.0f * x[i]);
+      CHECK(lr_graph_exec_launch(exec, nullptr) == LR_ERROR_INVALID_ARGUMENT);
+      CHECK(std::string(lr_last_error_message()).find("destroyed graph exec") != std::string::npos);
+      (void)g;
+    }
+
+    // A graph that only accumulates: replays on alternating queues must not
+    // overlap, each adds a*x once.
+    {
+      lrrt::copy_to_device(dy, y0);
+      lrrt::Graph g(s.device);
+      for (int i = 0; i < 4; ++i)
+        g.add_kernel(s.saxpy, config_for(n, 256), SaxpyArgs{0.5f, dx.data(), dy.data(), n},
+                     {lrrt::read_access(dx), lrrt::read_write_access(dy)});
+      auto exec = g.instantiate();
+      lrrt::Queue q1(s.device), q2(s.device);
+      const int replays = 12;
+      for (int r = 0; r < replays; ++r) {
+        if (r % 3 == 0) exec.launch();
+        else exec.launch(r % 3 == 1 ? q1 : q2);
+      }
+      s.device.synchronize();
+      std::vector<float> y(n, kPoison);
+      lrrt::copy_to_host(y, dy);
+      for (uint32_t i = 0; i < n; ++i) REQUIRE(y[i] == y0[i] + float(4 * replays) * 0.5f * x[i]);
+    }
+  }
+}
+
+TEST_CASE("graph replay: errors through the C ABI name the step and the argument") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  Setup s("host");
+  const uint32_t n = 256;
+  lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4);
+  lr_launch_config_t cfg = config_for(n, 64);
+  SaxpyArgs args{1.0f, dx.data(), dy.data(), n};
+  auto msg = [] { return std::string(lr_last_error_message()); };
+
+  lr_graph_t* g = nullptr;
+  REQUIRE(lr_graph_create(s.device.get(), &g) == LR_SUCCESS);
+  lr_graph_node_t node = 99;
+  // Undeclared y.
+  lr_graph_access_t only_x[] = {{dx.data(), 0, 0, LR_ACCESS_READ}};
+  REQUIRE(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, only_x, 1, &node) == LR_SUCCESS);
+  CHECK(node == 0);
+  lr_graph_exec_t* exec = nullptr;
+  CHECK(lr_graph_instantiate(g, nullptr, &exec) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(exec == nullptr);
+  CHECK(msg().find("lr_graph_instantiate: node 0 (kernel 'saxpy'): argument 'y'") != std::string::npos);
+  REQUIRE(lr_graph_destroy(g) == LR_SUCCESS);
+  CHECK(lr_graph_destroy(g) == LR_ERROR_INVALID_ARGUMENT);
+
+  // Unknown pointer in an access list.
+  std::vector<float> stack_memory(n);
+  REQUIRE(lr_graph_create(s.device.get(), &g) == LR_SUCCESS);
+  lr_graph_access_t stray[] = {{dx.data(), 0, 0, LR_ACCESS_READ}, {stack_memory.data(), 0, 0, LR_ACCESS_READ_WRITE}};
+  REQUIRE(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, stray, 2, nullptr) == LR_SUCCESS);
+  CHECK(lr_graph_instantiate(g, nullptr, &exec) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("access 1 (read_write)") != std::string::npos);
+  CHECK(msg().find("not inside any allocation") != std::string::npos);
+  REQUIRE(lr_graph_destroy(g) == LR_SUCCESS);
+
+  // A cycle through an explicit edge; bad ids, modes, sizes, options.
+  REQUIRE(lr_graph_create(s.device.get(), &g) == LR_SUCCESS);
+  lr_graph_access_t both[] = {{dx.data(), 0, 0, LR_ACCESS_READ}, {dy.data(), 0, 0, LR_ACCESS_READ_WRITE}};
+  REQUIRE(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, both, 2, nullptr) == LR_SUCCESS);
+  REQUIRE(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, both, 2, nullptr) == LR_SUCCESS);
+  CHECK(lr_graph_add_dependency(g, 0, 5) == LR_ERROR_INVALID_ARGUMENT);
+  REQUIRE(lr_graph_add_dependency(g, 1, 0) == LR_SUCCESS);
+  CHECK(lr_graph_instantiate(g, nullptr, &exec) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("cycle") != std::string::npos);
+  lr_graph_access_t bad_mode[] = {{dx.data(), 0, 0, lr_access_mode_t(0)}};
+  CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, bad_mode, 1, nullptr) ==
+        LR_ERROR_INVALID_ARGUMENT);
+  CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, 8, both, 2, nullptr) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, nullptr, 2, nullptr) ==
+        LR_ERROR_INVALID_ARGUMENT);
+  uint16_t pattern = 0;
+  CHECK(lr_graph_add_fill(g, dy.data(), 7, &pattern, 2, nullptr) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(lr_graph_add_copy(g, dy.data(), dx.data(), 0, LR_MEMCPY_DEVICE_TO_DEVICE, nullptr) ==
+        LR_ERROR_INVALID_ARGUMENT);
+  REQUIRE(lr_graph_destroy(g) == LR_SUCCESS);
+
+  REQUIRE(lr_graph_create(s.device.get(), &g) == LR_SUCCESS);
+  REQUIRE(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, both, 2, nullptr) == LR_SUCCESS);
+  lr_graph_instantiate_options_t too_many{9, 0};
+  CHECK(lr_graph_instantiate(g, &too_many, &exec) == LR_ERROR_INVALID_ARGUMENT);
+  lr_graph_instantiate_options_t bad_flags{0, 0x80};
+  CHECK(lr_graph_instantiate(g, &bad_flags, &exec) == LR_ERROR_INVALID_ARGUMENT);
+  // Workgroup too large for the device, caught before any replay.
+  lr_launch_config_t huge{{1, 1, 1}, {4096, 1, 1}, 0};
+  REQUIRE(lr_graph_add_kernel(g, s.saxpy.get(), &huge, &args, sizeof args, both, 2, nullptr) == LR_SUCCESS);
+  CHECK(lr_graph_instantiate(g, nullptr, &exec) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("node 1 (kernel 'saxpy'): a workgroup of 4096x1x1") != std::string::npos);
+  REQUIRE(lr_graph_destroy(g) == LR_SUCCESS);
+
+  // The module stays while a graph or exec uses it; a freed buffer stops launches.
+  {
+    lrrt::Module module(s.device, read_file(kernel_file("host", "saxpy")));
+    lrrt::Kernel k = module.kernel("saxpy");
+    lrrt::DeviceBuffer dz(s.device, n * 4);
+    lrrt::Graph graph(s.device);
+    graph.add_kernel(k, cfg, SaxpyArgs{1.0f, dx.data(), dz.data(), n},
+                     {lrrt::read_access(dx), lrrt::read_write_access(dz)});
+    auto e = graph.instantiate();
+    CHECK(lr_module_destroy(module.get()) == LR_ERROR_BUSY);
+    CHECK(msg().find("used by") != std::string::npos);
+    void* gone = dz.data();
+    dz.reset();
+    CHECK(lr_graph_exec_launch(e.get(), nullptr) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(msg().find("no longer allocated") != std::string::npos);
+    (void)gone;
+    lrrt::Graph again(s.device);  // still refused while the first graph lives
+    CHECK(lr_module_destroy(module.get()) == LR_ERROR_BUSY);
+  }
+  size_t length = 0;
+  CHECK(lr_graph_exec_get_plan(nullptr, nullptr, 0, &length) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(lr_graph_exec_query(nullptr, nullptr) == LR_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("graph replay: the plan through the C ABI, and lr_synchronize waits for replays on every lane") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  Setup s("host");
+  const uint32_t n = 1024;
+  auto x = random_whole(n, -10, 10);
+  lrrt::DeviceBuffer dx(s.device, n * 4);
+  std::vector<lrrt::DeviceBuffer> ys;
+  lrrt::Graph g(s.device);
+  lrrt::copy_to_device(dx, x);
+  for (int i = 0; i < 8; ++i) {  // fan-out of 8 independent kernels
+    ys.emplace_back(s.device, n * 4);
+    g.add_fill(ys.back().data(), n, 1.0f);
+    g.add_kernel(s.saxpy, config_for(n, 128), SaxpyArgs{float(i), dx.data(), ys.back().data(), n},
+                 {lrrt::read_access(dx), lrrt::read_write_access(ys.back())});
+  }
+  lr_graph_instantiate_options_t options{4, 0};
+  auto exec = g.instantiate(&options);
+  size_t length = 0;
+  REQUIRE(lr_graph_exec_get_plan(exec.get(), nullptr, 0, &length) == LR_SUCCESS);
+  std::string small(10, 'x');
+  CHECK(lr_graph_exec_get_plan(exec.get(), small.data(), small.size(), &length) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(small[0] == '\0');
+  auto plan = plan_of(exec);
+  CHECK(plan.dump().size() == length);
+  CHECK(plan["lanes"] == 4);
+  CHECK(plan["width"] == 8);
+  CHECK(plan["edges"].size() == 8);  // each fill before its kernel, nothing across
+  for (const auto& e : plan["edges"]) CHECK(e["to"].get<int>() == e["from"].get<int>() + 1);
+  bool fork = false;
+  for (const auto& sync : plan["sync"]) fork |= sync["kind"] == "fork";
+  CHECK(fork);
+  for (int r = 0; r < 3; ++r) exec.launch();
+  s.device.synchronize();  // lr_synchronize: every lane
+  CHECK(exec.complete());
+  for (int i = 0; i < 8; ++i) {
+    std::vector<float> y(n, kPoison);
+    lrrt::copy_to_host(y, ys[size_t(i)]);
+    for (uint32_t k = 0; k < n; ++k) REQUIRE(y[k] == 1.0f + float(i) * x[k]);
+  }
+}
