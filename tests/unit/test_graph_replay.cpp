@@ -604,6 +604,10 @@ TEST_CASE("graph replay: errors through the C ABI name the step and the argument
   CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, bad_mode, 1, nullptr) ==
         LR_ERROR_INVALID_ARGUMENT);
   CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, 8, both, 2, nullptr) == LR_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("takes 28 bytes of explicit arguments (up to 32 with padding), but 8") != std::string::npos);
+  std::byte too_long[40] = {};
+  std::memcpy(too_long, &args, sizeof args);
+  CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, too_long, 40, both, 2, nullptr) == LR_ERROR_INVALID_ARGUMENT);
   CHECK(lr_graph_add_kernel(g, s.saxpy.get(), &cfg, &args, sizeof args, nullptr, 2, nullptr) ==
         LR_ERROR_INVALID_ARGUMENT);
   uint16_t pattern = 0;
@@ -643,6 +647,17 @@ TEST_CASE("graph replay: errors through the C ABI name the step and the argument
     (void)gone;
     lrrt::Graph again(s.device);  // still refused while the first graph lives
     CHECK(lr_module_destroy(module.get()) == LR_ERROR_BUSY);
+  }
+  // An empty graph replays as a marker.
+  {
+    lrrt::Graph empty(s.device);
+    auto e = empty.instantiate();
+    lrrt::Queue q(s.device);
+    e.launch();
+    e.launch(q);
+    e.synchronize();
+    CHECK(e.complete());
+    CHECK(plan_of(e)["nodes"].empty());
   }
   size_t length = 0;
   CHECK(lr_graph_exec_get_plan(nullptr, nullptr, 0, &length) == LR_ERROR_INVALID_ARGUMENT);

@@ -130,6 +130,10 @@ GenericExec::GenericExec(Device& device, const Lowering& lowering) : device_(dev
         s.kernel = k.kernel;
         s.config = k.config;
         s.args = k.args;
+        // Trailing padding is not passed: each backend takes exactly the
+        // explicit bytes, not each the same padding.
+        if (const KernelInfo& info = k.kernel->info(); info.has_arg_layout)
+          s.args.resize(std::min<size_t>(s.args.size(), info.explicit_kernarg_size()));
         break;
       }
       case NodeKind::Copy: s.copy = std::get<CopyStep>(nodes[v].step); break;
@@ -290,7 +294,8 @@ void GenericExec::drain() {
 void GenericExec::set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) {
   std::lock_guard lock(mutex_);
   Step& s = steps_[step_of_node_[node]];
-  std::memcpy(s.args.data() + offset, bytes.data(), bytes.size());
+  if (offset >= s.args.size()) return;  // padding, never passed
+  std::memcpy(s.args.data() + offset, bytes.data(), std::min(bytes.size(), s.args.size() - offset));
 }
 
 void GenericExec::describe(Plan& plan) const {

@@ -184,11 +184,15 @@ uint32_t Graph::add_kernel(Kernel& kernel, const LaunchConfig& config, std::span
   uint32_t id = next_id();
   const KernelInfo& info = kernel.info();
   if (info.has_arg_layout) {
+    // Up to the packed struct's size (the explicit size rounded up to 8, or
+    // the segment size a backend reports); replays pass the explicit bytes
+    // only, which every backend takes.
     const uint32_t need = info.explicit_kernarg_size();
-    if (args.size() < need || args.size() > std::max(info.kernarg_size, need))
+    const uint32_t most = std::max({need, (need + 7) / 8 * 8, info.kernarg_size});
+    if (args.size() < need || args.size() > most)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-                 "kernel '{}' takes {} bytes of explicit arguments ({} with padding), but {} were passed", info.name,
-                 need, std::max(info.kernarg_size, need), args.size());
+                 "kernel '{}' takes {} bytes of explicit arguments (up to {} with padding), but {} were passed",
+                 info.name, need, most, args.size());
   }
   for (size_t i = 0; i < accesses.size(); ++i) {
     const auto& a = accesses[i];
