@@ -34,7 +34,7 @@ inline FakeKernel make_kernel(const std::string& name, const std::vector<FakeArg
     rt::KernelArgInfo info;
     info.offset = offset;
     info.size = a.size;
-    info.kind = a.kind;
+    info.kind = static_cast<lrrt::formats::ArgKind>(a.kind);  // same values as lr_arg_kind_t
     info.name = a.name;
     k.info_.args.push_back(info);
     offset += a.size;

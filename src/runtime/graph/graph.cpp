@@ -44,15 +44,15 @@ std::vector<PointerSlot> pointer_slots(const KernelInfo& info, size_t args_size)
   if (info.has_arg_layout) {
     uint32_t index = 0;
     for (const auto& a : info.args) {
-      if (a.kind == LR_ARG_HIDDEN) continue;
+      if (a.kind == formats::ArgKind::Hidden) continue;
       uint32_t i = index++;
       // Pointers are 8 bytes on every backend; a by-value 8-byte argument is
       // checked too (a layout without pointer types, as on cuda), but only
       // when its value lies inside an allocation.
-      if (a.kind == LR_ARG_DYNAMIC_SHARED || a.size != 8 || a.offset + 8 > args_size) continue;
+      if (a.kind == formats::ArgKind::DynamicShared || a.size != 8 || a.offset + 8 > args_size) continue;
       std::string name = a.name.empty() ? fmt::format("argument {} (offset {})", i, a.offset)
                                         : fmt::format("argument '{}' (offset {})", a.name, a.offset);
-      slots.push_back({a.offset, a.kind == LR_ARG_GLOBAL_BUFFER, std::move(name)});
+      slots.push_back({a.offset, a.kind == formats::ArgKind::GlobalBuffer, std::move(name)});
     }
   } else {
     // No layout: every aligned 8-byte word that holds an address inside an
