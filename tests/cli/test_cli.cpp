@@ -104,7 +104,7 @@ TEST_CASE("in-place kernels are verified against one application") {
   CHECK(results(dir)["runs"][0]["verification"]["status"] == "passed");
 }
 
-TEST_CASE("expected values from npy, raw and inline values; saving outputs") {
+TEST_CASE("expected values from npy, raw and inline values, saving outputs") {
   TempDir dir;
   json m = saxpy_manifest(16);
   m["buffers"][0]["init"] = {{"iota", {{"start", 0}, {"step", 1}}}};

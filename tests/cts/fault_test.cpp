@@ -97,7 +97,7 @@ TEST_CASE("a faulting kernel is reported at the next synchronize, naming it") {
 
 TEST_SUITE("hangs") {
 
-TEST_CASE("a kernel that does not finish times out after lr_set_wait_timeout_ms; the device works once it ends") {
+TEST_CASE("a kernel that does not finish times out after lr_set_wait_timeout_ms, the device works once it ends") {
   Session s;
   CTS_RANDOM(rng);
   const auto expect = backend().expectations();

@@ -10,7 +10,7 @@
 
 using namespace lrrt::tool::bench;
 
-TEST_CASE("bench registry: unique names, a description and a function each; lookup by name") {
+TEST_CASE("bench registry: unique names, a description and a function each, lookup by name") {
   const auto& all = benchmarks();
   REQUIRE(all.size() >= 5);
   std::set<std::string> names;

@@ -261,7 +261,7 @@ TEST_CASE("graph replay: a 1000-step saxpy chain gives y0 + 1000*a*x, replayed a
   }
 }
 
-TEST_CASE("graph replay: a diamond on one, two and four lanes; independent branches are not ordered") {
+TEST_CASE("graph replay: a diamond on one, two and four lanes, independent branches are not ordered") {
   point_hsa_at_standin();
   lrrt::Runtime runtime;
   for (const auto& backend : replay_backends()) {
@@ -380,7 +380,7 @@ TEST_CASE("graph replay: a two-stage reduction with fills and a pageable copy ba
   }
 }
 
-TEST_CASE("graph replay: argument patches between replays; refused or waited for while a replay runs") {
+TEST_CASE("graph replay: argument patches between replays, refused or waited for while a replay runs") {
   point_hsa_at_standin();
   lrrt::Runtime runtime;
   for (const auto& backend : replay_backends()) {
@@ -491,7 +491,7 @@ TEST_CASE("graph replay: argument patches between replays; refused or waited for
   }
 }
 
-TEST_CASE("graph replay: destroying a running exec waits for it; replays follow each other across queues") {
+TEST_CASE("graph replay: destroying a running exec waits for it, replays follow each other across queues") {
   point_hsa_at_standin();
   lrrt::Runtime runtime;
   for (const auto& backend : replay_backends()) {

@@ -73,7 +73,7 @@ TEST_CASE("thread pool: parallel_for stops handing out chunks once the body retu
   CHECK(visited.load() == calls.load() * chunk);
 }
 
-TEST_CASE("thread pool: an exception in parallel_for reaches the caller; the pool stays usable") {
+TEST_CASE("thread pool: an exception in parallel_for reaches the caller, the pool stays usable") {
   rt::ThreadPool pool(3, microseconds(50));
   CHECK_THROWS_WITH(pool.parallel_for(1000,
                                       [&](uint64_t begin, uint64_t, unsigned) -> bool {

@@ -307,7 +307,7 @@ TEST_CASE("fill: zeros, fill, iota, seeded random, poison") {
   CHECK(static_cast<uint8_t>(iv[7]) == 0xAB);
 }
 
-TEST_CASE("reference ops: saxpy and reduce from initial data; signature mismatches name the field") {
+TEST_CASE("reference ops: saxpy and reduce from initial data, signature mismatches name the field") {
   json j = json::parse(R"({
     "lrrt_manifest": 1, "code_object": "k.so", "kernel": "saxpy",
     "buffers": [{"name": "x", "type": "f32", "count": 4}, {"name": "y", "type": "f32", "count": 4}],

@@ -138,7 +138,7 @@ TEST_CASE("verify: a built-in reference computed from the initial contents") {
   check_result(f.verify(m), "failed", bad);
 }
 
-TEST_CASE("verify: another backend's run, once per backend; the backend under test is skipped") {
+TEST_CASE("verify: another backend's run, once per backend, the backend under test is skipped") {
   lrrt::Runtime runtime;
   Fixture f;
   const Manifest m = f.manifest({{"reference_backend", "host"}});

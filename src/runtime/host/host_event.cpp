@@ -24,14 +24,15 @@ uint64_t HostEvent::armed_generation() {
 }
 
 void HostEvent::complete(uint64_t generation, uint64_t start_ns, uint64_t end_ns, std::exception_ptr error) {
-  {
-    std::lock_guard lock(mutex_);
-    if (generation < completed_) return;
-    completed_ = generation;
-    start_ns_ = start_ns;
-    end_ns_ = end_ns;
-    error_ = error;
-  }
+  // Notify under the lock: a waiter that sees the completion (even by its
+  // spin, without sleeping) may destroy the event at once, and a notify after
+  // unlocking would touch a destroyed condition variable.
+  std::lock_guard lock(mutex_);
+  if (generation < completed_) return;
+  completed_ = generation;
+  start_ns_ = start_ns;
+  end_ns_ = end_ns;
+  error_ = error;
   cv_.notify_all();
 }
 
