@@ -16,7 +16,7 @@
 #include "cli/common.hpp"
 #include "tool/bench_result.hpp"
 #include "tool/bench/registry.hpp"
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 #include "tool/units.hpp"
 

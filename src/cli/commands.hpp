@@ -4,7 +4,7 @@
 // Contract for a subcommand callback:
 //  - return normally: the process exits with cli::exit_code() (0 unless the
 //    command called set_exit_code, e.g. 1 when verification failed);
-//  - throw lrrt::tool::ToolError (InputError → 2, DeviceError → 3): main prints
+//  - throw lrrt::bundle::Error (InputError → 2, DeviceError → 3): main prints
 //    "lrrt: error: <message>" on stderr and exits with its code;
 //  - an lrrt::Error from the runtime that escapes exits 3 (2 for
 //    LR_ERROR_INVALID_ARGUMENT / INVALID_IMAGE / NOT_FOUND).

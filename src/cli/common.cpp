@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "tool/atomic_file.hpp"
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 #include "tool/printers/printer.hpp"
 
 namespace lrrt::cli {
@@ -73,7 +73,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
     sub.add_flag("-q,--quiet", o.quiet, "No progress notes on stderr and, with -o, no table on stdout");
   if (which & kOptKernelDir)
     sub.add_option("--kernel-dir", o.kernel_dir,
-                   "Folder that @kernels/ in manifests refers to (default: $LRRT_KERNEL_DIR, else kernels/ next to the lrrt binary)");
+                   "Folder that @kernels/ in manifests refers to (default: $LRRT_KERNEL_DIR, else kernels/ next to the lrrt binary, else an installed lrrt's share/lrrt/kernels)");
 }
 
 std::string effective_format(const CommonOptions& o) {
@@ -119,8 +119,17 @@ std::filesystem::path kernel_dir(const CommonOptions& o) {
   if (const char* env = std::getenv("LRRT_KERNEL_DIR"); env && *env) return env;
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) return exe.parent_path() / "kernels";
-  return "kernels";
+  if (ec) return "kernels";
+  // The build tree has kernels/ next to lrrt; an installed lrrt has them in
+  // <prefix>/share/lrrt/kernels (cmake/install.cmake).
+  const auto beside = exe.parent_path() / "kernels";
+#ifdef LRRT_INSTALLED_KERNEL_DIR
+  if (!std::filesystem::is_directory(beside, ec)) {
+    const auto installed = exe.parent_path() / LRRT_INSTALLED_KERNEL_DIR;
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal();
+  }
+#endif
+  return beside;
 }
 
 void note(const CommonOptions& o, const std::string& message) {

@@ -22,7 +22,7 @@ struct CommonOptions {
   std::string format;            // table|json|csv|markdown ("" = from -o, else table on a terminal, else json)
   std::string output;            // -o FILE ("" = stdout)
   bool quiet = false;
-  std::string kernel_dir;        // --kernel-dir ("" = $LRRT_KERNEL_DIR or <exe dir>/kernels)
+  std::string kernel_dir;        // --kernel-dir ("" = $LRRT_KERNEL_DIR, <exe dir>/kernels or <prefix>/share/lrrt/kernels)
   double timeout_s = 0;          // --timeout (applied through lr_set_wait_timeout_ms)
 };
 
@@ -66,7 +66,8 @@ void emit_document(const nlohmann::json& doc, const nlohmann::json& file_doc, co
 lrrt::Device open_device(const CommonOptions& options);
 
 // --kernel-dir, else $LRRT_KERNEL_DIR, else the kernels/ folder next to the
-// lrrt binary.
+// lrrt binary (the build tree), else <prefix>/share/lrrt/kernels for an
+// installed lrrt.
 std::filesystem::path kernel_dir(const CommonOptions& options);
 
 // The process's argv, recorded for result metadata.

@@ -8,8 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "tool/compare_core.hpp"
-#include "tool/errors.hpp"
-#include "tool/json_input.hpp"
+#include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 
 namespace lrrt::cli {

@@ -19,8 +19,7 @@
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/inspect.hpp"
 #include "tool/atomic_file.hpp"
-#include "tool/errors.hpp"
-#include "tool/input_file.hpp"
+#include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 
 namespace lrrt::cli {

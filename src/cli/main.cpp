@@ -7,8 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "lrrt/lrrt.hpp"
-#include "tool/errors.hpp"
-#include "tool/text.hpp"
+#include "tool/bundle.hpp"
 #include "tool/version.hpp"
 
 namespace {
@@ -60,7 +59,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and usage
     return lrrt::tool::kExitInputError;
-  } catch (const lrrt::tool::ToolError& e) {
+  } catch (const lrrt::bundle::Error& e) {
     std::fflush(stdout);
     std::cerr << "lrrt: error: " << lrrt::tool::printable(e.what(), kMaxMessageBytes) << "\n";
     return e.exit_code();

@@ -7,9 +7,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "tool/manifest.hpp"
+#include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 #include "tool/runner.hpp"
+#include "tool/verify.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -25,7 +26,14 @@ struct RunArgs {
 void run_command(const RunArgs& a) {
   // Parse every manifest before touching a device: input errors come first.
   std::vector<tool::Manifest> manifests;
-  for (const auto& path : a.manifests) manifests.push_back(tool::load_manifest(path));
+  for (const auto& path : a.manifests) {
+    manifests.push_back(tool::load_manifest(path));
+    try {
+      tool::check_references(manifests.back());
+    } catch (const tool::ManifestError& e) {
+      throw tool::InputError(path + ": " + e.what());
+    }
+  }
 
   lrrt::Runtime runtime;
   lrrt::Device device = open_device(a.common);
@@ -43,8 +51,8 @@ void run_command(const RunArgs& a) {
     nlohmann::json r;
     try {
       r = tool::run_manifest(m, device, opt);
-    } catch (const tool::ToolError& e) {
-      throw tool::ToolError(e.exit_code(), m.path.string() + ": " + e.what());
+    } catch (const bundle::Error& e) {
+      throw bundle::Error(e.exit_code(), m.path.string() + ": " + e.what());
     }
     const std::string status = r["verification"]["status"];
     if (status == "failed") failed = true;

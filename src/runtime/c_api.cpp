@@ -16,7 +16,7 @@
 
 using lrrt::rt::CopyKind;
 using lrrt::rt::DeviceState;
-using lrrt::rt::Error;
+using lrrt::Error;
 using lrrt::rt::Event;
 using lrrt::rt::Runtime;
 

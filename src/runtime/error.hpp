@@ -15,8 +15,8 @@
 
 namespace lrrt::rt {
 
-// The one exception type, under the runtime's namespace.
-using Error = ::lrrt::Error;
+// Runtime code throws and catches lrrt::Error; inside lrrt::rt the plain name
+// Error finds it (there is no second exception type).
 
 // Strips the directory so messages stay short: "cuda_device.cpp:120".
 constexpr const char* file_basename(const char* path) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 #include "tool/units.hpp"
 
 namespace lrrt::tool::bench {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lrrt/lrrt.h"
-#include "tool/manifest.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool {
 

@@ -5,13 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <new>
 
 #include "tool/atomic_file.hpp"
-#include "tool/fill.hpp"
-#include "tool/input_file.hpp"
-#include "tool/kernargs.hpp"
-#include "tool/npy.hpp"
+#include "tool/bundle.hpp"
 #include "tool/stats.hpp"
 #include "tool/verify.hpp"
 
@@ -22,142 +18,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_input_status(lr_status_t s) {
-  return s == LR_ERROR_INVALID_ARGUMENT || s == LR_ERROR_INVALID_IMAGE || s == LR_ERROR_NOT_FOUND ||
-         s == LR_ERROR_NOT_SUPPORTED;
-}
-
-// A loaded kernel with its device buffers, ready to launch.
+// The manifest's kernel loaded on a device with its buffers and packed
+// arguments, ready to launch.
 struct Prepared {
-  lrrt::Device device;
-  lr_device_properties_t props{};
-  fs::path code_object;
-  std::unique_ptr<lrrt::Module> module;
-  lrrt::Kernel kernel;
-  bool layout_checked = false;
+  Prepared(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir)
+      : kernel(m, device, kernel_dir), buffers(allocate_buffers(m, device)), kernargs(kernel.pack_args(buffers)) {}
+  LoadedKernel kernel;
   std::vector<lrrt::DeviceBuffer> buffers;
   std::vector<std::byte> kernargs;
-  lrrt::LaunchConfig config{};
+  const lrrt::Device& device() const { return kernel.device(); }
+  const lr_device_properties_t& props() const { return kernel.device_properties(); }
 };
 
-void check_launch_against_device(const Manifest& m, const lr_device_properties_t& p) {
-  const auto& L = m.launch;
-  const uint64_t items = uint64_t(L.workgroup_size[0]) * L.workgroup_size[1] * L.workgroup_size[2];
-  if (p.max_workgroup_size && items > p.max_workgroup_size)
-    throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds the device's maximum of {} ({})",
-                                                              items, p.max_workgroup_size, p.name));
-  const uint32_t maxd[3] = {p.max_workgroup_dims.x, p.max_workgroup_dims.y, p.max_workgroup_dims.z};
-  for (int d = 0; d < 3; ++d)
-    if (maxd[d] && L.workgroup_size[d] > maxd[d])
-      throw ManifestError(fmt::format("/launch/workgroup_size/{}", d),
-                          fmt::format("{} exceeds the device's maximum of {} in dimension {}", L.workgroup_size[d], maxd[d], "xyz"[d]));
-  if (p.max_shared_memory_per_workgroup && L.dynamic_shared_bytes > p.max_shared_memory_per_workgroup)
-    throw ManifestError("/launch/dynamic_shared_bytes", fmt::format("{} bytes exceed the device's {} bytes of shared memory per workgroup",
-                                                                    L.dynamic_shared_bytes, p.max_shared_memory_per_workgroup));
-}
+void upload(Prepared& P, const BufferContents& initial) { upload_buffers(P.buffers, initial); }
 
-void check_memory(const Manifest& m, const lr_device_properties_t& p) {
-  if (!p.memory_bytes) return;
-  uint64_t total = 0;
-  for (const auto& b : m.buffers) {
-    if (b.bytes > p.memory_bytes)
-      throw DeviceError(fmt::format("{}: buffer \"{}\" needs {} bytes ({} x {}), more than the device's {} bytes of memory ({})",
-                                    b.pointer, b.name, b.bytes, b.count, dtype_name(b.type), p.memory_bytes, p.name));
-    total += b.bytes;
-  }
-  if (total > p.memory_bytes)
-    throw DeviceError(fmt::format("/buffers: the buffers need {} bytes together, more than the device's {} bytes of memory ({})",
-                                  total, p.memory_bytes, p.name));
-}
-
-std::unique_ptr<Prepared> prepare(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir) {
-  auto P = std::make_unique<Prepared>();
-  P->device = device;
-  P->props = device.properties();
-  P->code_object = resolve_code_object(m, P->props.backend, P->props.arch, kernel_dir);
-  check_launch_against_device(m, P->props);
-  check_memory(m, P->props);
-
-  const auto image = read_input_file(P->code_object, kMaxCodeObjectBytes);
-  try {
-    P->module = std::make_unique<lrrt::Module>(device, std::span<const std::byte>(image));
-  } catch (const lrrt::Error& e) {
-    const std::string msg = fmt::format("cannot load code object {} on {} ({}): {}", P->code_object.string(),
-                                        P->props.backend, P->props.arch, e.what());
-    if (is_input_status(e.status())) throw InputError("/code_object: " + msg);
-    throw DeviceError("/code_object: " + msg);
-  }
-  try {
-    P->kernel = P->module->kernel(m.kernel);
-  } catch (const lrrt::Error& e) {
-    if (e.status() != LR_ERROR_NOT_FOUND && !is_input_status(e.status())) throw DeviceError(e.what());
-    std::string names;
-    try {
-      for (const auto& n : P->module->kernel_names()) names += (names.empty() ? "" : ", ") + n;
-    } catch (const lrrt::Error&) {
-    }
-    throw ManifestError("/kernel", fmt::format("no kernel \"{}\" in {} (it has: {})", m.kernel, P->code_object.string(),
-                                               names.empty() ? "none listed" : names));
-  }
-
-  const KernargLayout layout = layout_kernargs(m.args);
-  const lr_kernel_properties_t kp = P->kernel.properties();
-  uint32_t min_size = 0;
-  if (kp.has_arg_layout) {
-    std::vector<KernelArg> kargs;
-    for (const auto& a : P->kernel.args()) {
-      if (a.kind == LR_ARG_HIDDEN) continue;
-      kargs.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER});
-    }
-    check_kernargs(m.args, layout, kargs, m.kernel);
-    P->layout_checked = true;
-    min_size = kp.explicit_kernarg_size;
-  }
-  if (kp.max_workgroup_size) {
-    const uint64_t items = uint64_t(m.launch.workgroup_size[0]) * m.launch.workgroup_size[1] * m.launch.workgroup_size[2];
-    if (items > kp.max_workgroup_size)
-      throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds kernel \"{}\"'s maximum of {}",
-                                                                items, m.kernel, kp.max_workgroup_size));
-  }
-
-  std::vector<uint64_t> addresses;
-  for (const auto& b : m.buffers) {
-    try {
-      P->buffers.emplace_back(device, static_cast<size_t>(b.bytes));
-    } catch (const lrrt::Error& e) {
-      throw DeviceError(fmt::format("{}: cannot allocate {} bytes for buffer \"{}\" on {}: {}", b.pointer, b.bytes, b.name,
-                                    P->props.name, e.what()));
-    }
-    addresses.push_back(reinterpret_cast<uint64_t>(P->buffers.back().data()));
-  }
-  P->kernargs = pack_kernargs(m.args, layout, addresses, min_size);
-  const auto& L = m.launch;
-  P->config = lrrt::launch_config({L.workgroup_count[0], L.workgroup_count[1], L.workgroup_count[2]},
-                                  {L.workgroup_size[0], L.workgroup_size[1], L.workgroup_size[2]}, L.dynamic_shared_bytes);
-  return P;
-}
-
-void upload(Prepared& P, const Manifest& m, const std::vector<std::vector<std::byte>>& initial) {
-  for (size_t i = 0; i < m.buffers.size(); ++i) lrrt::copy_to_device(P.buffers[i], initial[i].data(), initial[i].size());
-}
-
-void launch(Prepared& P, const Manifest& m) {
-  try {
-    lrrt::launch(P.kernel, P.config, std::span<const std::byte>(P.kernargs));
-  } catch (const lrrt::Error& e) {
-    if (e.status() == LR_ERROR_INVALID_ARGUMENT)
-      throw InputError(fmt::format("/launch: kernel \"{}\" cannot be launched with this configuration: {}", m.kernel, e.what()));
-    throw;
-  }
-}
+void launch(Prepared& P) { P.kernel.launch(P.kernargs); }
 
 // Launches once from the initial data and returns every buffer's contents.
-std::vector<std::vector<std::byte>> run_once(Prepared& P, const Manifest& m,
-                                             const std::vector<std::vector<std::byte>>& initial,
-                                             const std::vector<bool>& wanted) {
-  upload(P, m, initial);
-  launch(P, m);
-  P.device.synchronize();
+BufferContents run_once(Prepared& P, const Manifest& m, const BufferContents& initial, const std::vector<bool>& wanted) {
+  upload(P, initial);
+  launch(P);
+  P.device().synchronize();
   std::vector<std::vector<std::byte>> out(m.buffers.size());
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     if (!wanted[i]) continue;
@@ -169,31 +50,30 @@ std::vector<std::vector<std::byte>> run_once(Prepared& P, const Manifest& m,
 
 // Runs the timed loop: events around every launch, recorded in rounds so
 // the number of live events stays bounded.
-std::vector<uint64_t> time_launches(Prepared& P, const Manifest& m, uint32_t warmup, uint32_t iterations,
-                                    uint64_t& wall_ns) {
-  for (uint32_t i = 0; i < warmup; ++i) launch(P, m);
-  P.device.synchronize();
+std::vector<uint64_t> time_launches(Prepared& P, uint32_t warmup, uint32_t iterations, uint64_t& wall_ns) {
+  for (uint32_t i = 0; i < warmup; ++i) launch(P);
+  P.device().synchronize();
   std::vector<uint64_t> samples;
   samples.reserve(iterations);
   constexpr uint32_t kRound = 256;
   std::vector<lrrt::Event> starts, ends;
   for (uint32_t i = 0; i < std::min(iterations, kRound); ++i) {
-    starts.emplace_back(P.device);
-    ends.emplace_back(P.device);
+    starts.emplace_back(P.device());
+    ends.emplace_back(P.device());
   }
   const auto t0 = std::chrono::steady_clock::now();
   for (uint32_t done = 0; done < iterations;) {
     const uint32_t n = std::min(kRound, iterations - done);
     for (uint32_t k = 0; k < n; ++k) {
       starts[k].record();
-      launch(P, m);
+      launch(P);
       ends[k].record();
     }
     ends[n - 1].synchronize();
     for (uint32_t k = 0; k < n; ++k) samples.push_back(ends[k].elapsed_ns_since(starts[k]));
     done += n;
   }
-  P.device.synchronize();
+  P.device().synchronize();
   wall_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   return samples;
@@ -213,26 +93,6 @@ json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>&
   return out;
 }
 
-// Every buffer's initial contents and the seed a random fill drew.
-struct Initial {
-  BufferContents contents;
-  std::vector<std::optional<uint64_t>> seeds;
-};
-
-Initial initial_contents(const Manifest& m) {
-  Initial in{BufferContents(m.buffers.size()), std::vector<std::optional<uint64_t>>(m.buffers.size())};
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    const auto& b = m.buffers[i];
-    try {
-      in.contents[i].resize(static_cast<size_t>(b.bytes));
-    } catch (const std::bad_alloc&) {
-      throw DeviceError(fmt::format("{}: cannot allocate {} bytes of host memory for buffer \"{}\"", b.pointer, b.bytes, b.name));
-    }
-    in.seeds[i] = fill_buffer(b, in.contents[i].data());
-  }
-  return in;
-}
-
 // The buffers read back after the verified launch: the checked and the saved.
 std::vector<bool> buffers_read_back(const Manifest& m) {
   std::vector<bool> wanted(m.buffers.size(), false);
@@ -245,9 +105,9 @@ std::vector<bool> buffers_read_back(const Manifest& m) {
 // no iterations.
 json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, uint32_t warmup, uint32_t iterations) {
   if (iterations == 0) return nullptr;
-  upload(P, m, initial);
+  upload(P, initial);
   uint64_t wall_ns = 0;
-  const std::vector<uint64_t> samples = time_launches(P, m, warmup, iterations, wall_ns);
+  const std::vector<uint64_t> samples = time_launches(P, warmup, iterations, wall_ns);
   json timing = timing_json(samples);
   timing["wall_ns"] = wall_ns;
   timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
@@ -299,16 +159,20 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     if (opt.note) opt.note(s);
   };
   try {
+    // The references the checks name exist (parse_manifest leaves that to
+    // the verifier).
+    check_references(m);
+
     // Resolve and load the code object, find the kernel, check the launch,
     // the argument layout and the buffers against the device; allocate.
-    std::unique_ptr<Prepared> P = prepare(m, device, opt.kernel_dir);
+    auto P = std::make_unique<Prepared>(m, device, opt.kernel_dir);
 
     // Initialise: every buffer's contents, generated once, uploaded before
     // the verified launch and again before timing.
-    const Initial initial = initial_contents(m);
+    const InitialContents initial = initial_contents(m);
 
     // The verified launch.
-    note(fmt::format("{}: kernel {} on {} ({})", m.name, m.kernel, P->props.name, P->props.backend));
+    note(fmt::format("{}: kernel {} on {} ({})", m.name, m.kernel, P->props().name, P->props().backend));
     const BufferContents outputs = run_once(*P, m, initial.contents, buffers_read_back(m));
 
     // Time: warm-up and timed launches on the initial contents again.
@@ -321,13 +185,13 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     checks.manifest = &m;
     checks.initial = &initial.contents;
     checks.outputs = &outputs;
-    checks.grid = P->config.grid;
-    checks.block = P->config.block;
-    checks.backend = P->props.backend;
+    checks.grid = P->kernel.launch_config().grid;
+    checks.block = P->kernel.launch_config().block;
+    checks.backend = P->props().backend;
     checks.run_elsewhere = [&](const lrrt::Device& other) {
       note(fmt::format("{}: reference run on {}", m.name, other.backend()));
-      auto R = prepare(m, other, opt.kernel_dir);
-      return run_once(*R, m, initial.contents, std::vector<bool>(m.buffers.size(), true));
+      Prepared R(m, other, opt.kernel_dir);
+      return run_once(R, m, initial.contents, std::vector<bool>(m.buffers.size(), true));
     };
     const json verification = verify_outputs(checks, opt.verify);
 
@@ -337,11 +201,11 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     return json{{"manifest", m.path.string()},
                 {"name", m.name},
                 {"kernel", m.kernel},
-                {"code_object", P->code_object.string()},
-                {"backend", P->props.backend},
-                {"device_index", P->device.index()},
+                {"code_object", P->kernel.code_object().string()},
+                {"backend", P->props().backend},
+                {"device_index", P->device().index()},
                 {"launch", launch_json(m)},
-                {"kernargs", {{"bytes", P->kernargs.size()}, {"layout_checked", P->layout_checked}}},
+                {"kernargs", {{"bytes", P->kernargs.size()}, {"layout_checked", P->kernel.layout_checked()}}},
                 {"buffers", buffers_json(m, initial.seeds)},
                 {"warmup", warmup},
                 {"iterations", iterations},

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lrrt/lrrt.hpp"
-#include "tool/manifest.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool {
 

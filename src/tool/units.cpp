@@ -7,7 +7,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool {
 

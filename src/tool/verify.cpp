@@ -5,11 +5,17 @@
 #include <cmath>
 #include <map>
 
-#include "tool/input_file.hpp"
-#include "tool/npy.hpp"
+#include "tool/bundle.hpp"
 #include "tool/reference_ops.hpp"
 
 namespace lrrt::tool {
+
+void check_references(const Manifest& m) {
+  for (const auto& v : m.verify)
+    if (v.kind == VerifySpec::Kind::Reference && !has_reference_op(v.reference))
+      throw ManifestError(v.pointer + "/expected/reference",
+                          fmt::format("no built-in reference \"{}\" (available: {})", printable(v.reference, 80), reference_op_list()));
+}
 
 bool isclose(long double got, long double expected, double rtol, double atol, bool equal_nan) {
   const bool gn = std::isnan(got), en = std::isnan(expected);

@@ -16,8 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lrrt/lrrt.hpp"
-#include "tool/dtype.hpp"
-#include "tool/manifest.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool {
 
@@ -46,9 +45,6 @@ nlohmann::json number_json(long double v);
 // {"compared", "mismatches", "max_abs_error", "max_rel_error", "first_mismatches": [{"index", ["coords"], "got", "expected"}]}
 nlohmann::json compare_result_json(const CompareResult& r, const std::vector<uint64_t>& shape);
 
-// Every buffer's contents, indexed like Manifest::buffers.
-using BufferContents = std::vector<std::vector<std::byte>>;
-
 // What the checks of a manifest need from the run.
 struct VerifyInputs {
   const Manifest* manifest = nullptr;
@@ -60,6 +56,11 @@ struct VerifyInputs {
   // the same initial contents; every buffer's contents after it.
   std::function<BufferContents(const lrrt::Device& device)> run_elsewhere;
 };
+
+// Checks what parse_manifest leaves to the verifier: every built-in
+// reference the manifest names exists here. Throws ManifestError naming
+// /verify/N/expected/reference.
+void check_references(const Manifest& m);
 
 // Runs every check of manifest->verify (none when `enabled` is false):
 // {"status": "passed" | "failed" | "skipped", ["reason"], "checks": [{"buffer",

@@ -155,6 +155,14 @@ TEST_CASE("a reference backend equal to the backend under test is skipped, not p
   CHECK(v["checks"][0]["status"] == "skipped");
 }
 
+TEST_CASE("a built-in reference lrrt does not have is an input error naming the file and the field") {
+  TempDir dir;
+  json m = saxpy_manifest();
+  m["verify"] = {{{"buffer", "y"}, {"expected", {{"reference", "gemm"}}}}};
+  Result r = run_manifest(dir, write_manifest(dir, "gemm.json", m));
+  expect_error(dir, r, 2, {"gemm.json", "/verify/0/expected/reference", "no built-in reference \"gemm\"", "saxpy"});
+}
+
 TEST_CASE("formats: csv rows, table, and json by default when stdout is not a terminal") {
   TempDir dir;
   const std::string m = (kSource / "manifests" / "vector_add_i32.json").string();

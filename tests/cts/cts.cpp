@@ -95,6 +95,15 @@ void check_fails(lr_status_t got, lr_status_t want, const std::vector<std::strin
                   "': ", message);
 }
 
+FaultingLaunch write_to_unmapped_address(const Session& session) {
+  FaultingLaunch f{session.load_test_kernels("error_kernels"), {}, {}, config_1d(1, 1), "write_to_address", {}};
+  f.kernel = f.module.kernel("write_to_address");
+  Args args;
+  args.add(uint64_t{8});  // never mapped
+  f.args.assign(args.bytes().begin(), args.bytes().end());
+  return f;
+}
+
 lrrt::DeviceBuffer poisoned(lrrt::Device device, size_t bytes) {
   lrrt::DeviceBuffer buffer(device, bytes);
   std::vector<std::byte> poison(bytes, kPoison);

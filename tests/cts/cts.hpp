@@ -77,6 +77,10 @@ class Backend {
 // Defined by the backends/<backend>.cpp linked into this executable.
 const Backend& backend();
 
+// A real fault: error_kernels' write_to_address writing to address 8, never
+// mapped on a GPU or in a host process (host's and cuda's faulting_launch).
+FaultingLaunch write_to_unmapped_address(const Session& session);
+
 // Folders of the build's kernels (kernels/*.cpp) and of the test-only
 // kernels (tests/kernels/*.cpp); $LRRT_TEST_KERNEL_DIR and
 // $LRRT_CTS_TEST_KERNEL_DIR override them on a machine the build was carried to.

@@ -5,13 +5,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tool/errors.hpp"
-#include "tool/json_input.hpp"
-#include "tool/kernargs.hpp"
-#include "tool/manifest.hpp"
+#include "lrrt/bundle.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace lrrt::tool;
+  using namespace lrrt::bundle;
   try {
     auto doc = parse_json_strict(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
     Manifest m = parse_manifest(doc, "/nonexistent-fuzz-dir");

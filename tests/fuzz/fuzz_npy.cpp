@@ -5,11 +5,10 @@
 #include <cstdlib>
 #include <span>
 
-#include "tool/errors.hpp"
-#include "tool/npy.hpp"
+#include "lrrt/bundle.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace lrrt::tool;
+  using namespace lrrt::bundle;
   try {
     NpyArray a = parse_npy(std::span(reinterpret_cast<const std::byte*>(data), size), "fuzz.npy");
     if (a.data.size() != a.count() * dtype_size(a.type)) std::abort();

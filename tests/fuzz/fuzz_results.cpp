@@ -6,8 +6,7 @@
 
 #include "tool/bench_result.hpp"
 #include "tool/compare_core.hpp"
-#include "tool/errors.hpp"
-#include "tool/json_input.hpp"
+#include "tool/bundle.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lrrt::tool;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "lrrt/formats/error.hpp"
+
 namespace formats_test {
 
 inline std::vector<std::byte> read_file(const std::string& path) {
@@ -21,6 +23,18 @@ inline std::vector<std::byte> read_file(const std::string& path) {
   std::vector<std::byte> out(chars.size());
   if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
   return out;
+}
+
+// The message of the FormatError f() throws; fails the test when it throws none.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const lrrt::formats::FormatError& e) {
+    return e.what();
+  }
+  FAIL("no FormatError");
+  return {};
 }
 
 inline std::vector<std::byte> read_kernel(const std::string& name) {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tool/bench/registry.hpp"
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 
 using namespace lrrt::tool::bench;
 

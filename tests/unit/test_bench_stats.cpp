@@ -8,7 +8,7 @@
 
 #include "tool/bench_result.hpp"
 #include "tool/bench_stats.hpp"
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 #include "tool/units.hpp"
 
 using namespace lrrt::tool;

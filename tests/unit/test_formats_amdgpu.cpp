@@ -27,13 +27,7 @@ const KernelArgInfo* arg(const KernelInfo& k, std::string_view vk) {
 }
 
 std::string error_of_bundle(const std::vector<std::byte>& b) {
-  try {
-    parse_offload_bundle(b);
-  } catch (const FormatError& e) {
-    return e.what();
-  }
-  FAIL("no FormatError");
-  return {};
+  return error_of([&] { parse_offload_bundle(b); });
 }
 
 // A bundle header with `count` entries of (offset, size, id).
@@ -89,13 +83,7 @@ std::string one_kernel(uint32_t kernarg, uint32_t offset, uint32_t size) {
 }
 
 std::string error_of_code_object(const std::vector<std::byte>& image) {
-  try {
-    parse_code_object(image);
-  } catch (const FormatError& e) {
-    return e.what();
-  }
-  FAIL("no FormatError");
-  return {};
+  return error_of([&] { parse_code_object(image); });
 }
 
 }  // namespace

@@ -47,17 +47,6 @@ Sample sample() {
   return s;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const FormatError& e) {
-    return e.what();
-  }
-  FAIL("no FormatError");
-  return {};
-}
-
 // The section header field at `field` (offsetof(Elf64_Shdr, ...)) of section i.
 size_t shdr_field(const Sample& s, uint32_t index, size_t field) { return s.built.shdr(index) + field; }
 

@@ -80,17 +80,6 @@ const std::vector<ArgSpec> kSaxpyArgs = {{"a", "float", 0, 4, LRRT_HOST_ARG_VALU
                                          {"y", "float*", 16, 8, LRRT_HOST_ARG_POINTER},
                                          {"n", "uint32_t", 24, 4, LRRT_HOST_ARG_VALUE}};
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const FormatError& e) {
-    return e.what();
-  }
-  FAIL("no FormatError");
-  return {};
-}
-
 }  // namespace
 
 TEST_CASE("formats host: a library's records read from its ELF file") {

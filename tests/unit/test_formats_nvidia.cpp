@@ -107,17 +107,6 @@ std::vector<std::byte> fatbin(const std::vector<std::tuple<uint16_t, uint32_t, s
   return out;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const FormatError& e) {
-    return e.what();
-  }
-  FAIL("no FormatError");
-  return {};
-}
-
 const char* kPtx = R"(//
 // a comment with .entry fake( inside
 .version 8.4

@@ -14,11 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tool/errors.hpp"
-#include "tool/input_file.hpp"
-#include "tool/json_input.hpp"
-#include "tool/npy.hpp"
-#include "tool/text.hpp"
+#include "tool/bundle.hpp"
 
 using namespace lrrt::tool;
 namespace fs = std::filesystem;

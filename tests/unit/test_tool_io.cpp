@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "tool/atomic_file.hpp"
-#include "tool/errors.hpp"
-#include "tool/npy.hpp"
+#include "tool/bundle.hpp"
 #include "tool/csv.hpp"
 #include "tool/meta.hpp"
+#include "result_documents.hpp"
 #include "tool/printers/printer.hpp"
 #include "tool/units.hpp"
 
@@ -112,29 +112,9 @@ TEST_CASE("atomic write: complete file, no temporaries, failures leave nothing")
   fs::remove_all(dir);
 }
 
-namespace {
-json sample_run_doc() {
-  return json::parse(R"({
-    "lrrt_results": 1, "kind": "run",
-    "meta": {"lrrt_version": "0.1.0"},
-    "device": {"backend": "host", "index": 0, "name": "CPU, fast", "arch": "x86_64"},
-    "runs": [{
-      "manifest": "m.json", "name": "saxpy", "kernel": "saxpy", "backend": "host", "device_index": 0,
-      "launch": {"workgroup_size": [256, 1, 1], "workgroup_count": [4, 1, 1], "work_items": 1024, "dynamic_shared_bytes": 0},
-      "warmup": 1, "iterations": 3,
-      "timing": {"samples": [10, 20, 30], "min_ns": 10, "median_ns": 20, "mean_ns": 20, "stddev_ns": 10, "max_ns": 30,
-                 "bytes_per_iteration": 12288, "bandwidth_gbps": 614.4},
-      "verification": {"status": "failed", "checks": [{"buffer": "y", "method": "reference:saxpy", "status": "failed",
-        "compared": 1024, "mismatches": 1, "max_abs_error": 1.5, "max_rel_error": 0.5, "rtol": 1e-5, "atol": 1e-8,
-        "first_mismatches": [{"index": 7, "got": "nan", "expected": 3}]}]},
-      "saved": []
-    }]
-  })");
-}
-}  // namespace
-
 TEST_CASE("printers: json, csv, table for run and info") {
-  json doc = sample_run_doc();
+  json doc = sample_run_document();
+  doc["meta"] = {{"lrrt_version", "0.1.0"}};
   CHECK(json::parse(render(doc, "json")) == doc);
   std::string csv = render(doc, "csv");
   std::istringstream lines(csv);

@@ -8,10 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "tool/dtype.hpp"
-#include "tool/fill.hpp"
-#include "tool/kernargs.hpp"
-#include "tool/manifest.hpp"
+#include "tool/bundle.hpp"
 #include "tool/reference_ops.hpp"
 #include "tool/verify.hpp"
 

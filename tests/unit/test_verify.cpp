@@ -13,8 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lrrt/lrrt.hpp"
-#include "tool/manifest.hpp"
-#include "tool/npy.hpp"
+#include "tool/bundle.hpp"
 #include "tool/verify.hpp"
 
 using nlohmann::json;
@@ -136,6 +135,21 @@ TEST_CASE("verify: a built-in reference computed from the initial contents") {
   check_result(f.verify(m), "passed");
   const uint32_t bad = f.poison();
   check_result(f.verify(m), "failed", bad);
+}
+
+TEST_CASE("verify: a reference the tool does not have is an input error naming the field, before any run") {
+  Fixture f;
+  // parse_manifest (the bundle) accepts any name; the tool checks it.
+  const Manifest gemm = f.manifest({{"reference", "gemm"}});
+  try {
+    check_references(gemm);
+    FAIL("expected an error");
+  } catch (const ManifestError& e) {
+    CHECK(e.pointer() == "/verify/0/expected/reference");
+    CHECK(std::string(e.what()).find("saxpy") != std::string::npos);  // the available ones
+    CHECK(e.exit_code() == kExitInputError);
+  }
+  CHECK_NOTHROW(check_references(f.manifest({{"reference", "saxpy"}})));
 }
 
 TEST_CASE("verify: another backend's run, once per backend, the backend under test is skipped") {

@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "tool/manifest.hpp"
-#include "tool/input_file.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool::bench {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "tool/bench/context.hpp"
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool::bench {
 

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "tool/errors.hpp"
+#include "tool/bundle.hpp"
 
 namespace lrrt::tool::printers {
 

@@ -27,14 +27,7 @@ class CudaBackend final : public Backend {
     return e;
   }
   uint32_t long_work_elements() const override { return 1u << 24; }
-  FaultingLaunch faulting_launch(const Session& session) const override {
-    FaultingLaunch f{session.load_test_kernels("error_kernels"), {}, {}, config_1d(1, 1), "write_to_address", {}};
-    f.kernel = f.module.kernel("write_to_address");
-    Args args;
-    args.add(uint64_t{8});  // never mapped
-    f.args.assign(args.bytes().begin(), args.bytes().end());
-    return f;
-  }
+  FaultingLaunch faulting_launch(const Session& session) const override { return write_to_unmapped_address(session); }
 };
 
 }  // namespace

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "tool/dtype.hpp"
+#include "lrrt/bundle/dtype.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 struct NpyArray {
   std::string descr;            // as in the file: "<f4"
@@ -55,4 +55,4 @@ NpyArray read_npy(const std::filesystem::path& path, const NpyExpectation& expec
 std::string npy_bytes(DType type, const std::vector<uint64_t>& shape, const std::byte* data);
 
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tool/manifest.hpp"
+#include "lrrt/bundle/manifest.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 struct ArgSlot {
   uint32_t offset = 0;
@@ -53,4 +53,4 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
 std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout,
                                      const std::vector<uint64_t>& buffer_addresses, uint32_t min_size = 0);
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

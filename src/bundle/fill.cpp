@@ -1,4 +1,4 @@
-#include "tool/fill.hpp"
+#include "lrrt/bundle/fill.hpp"
 
 #include <fmt/format.h>
 
@@ -6,12 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <random>
 
-#include "tool/input_file.hpp"
-#include "tool/npy.hpp"
+#include "lrrt/bundle/input_file.hpp"
+#include "lrrt/bundle/npy.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 uint64_t fresh_seed() {
   std::random_device rd;
@@ -114,4 +115,18 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
   return std::nullopt;
 }
 
-}  // namespace lrrt::tool
+InitialContents initial_contents(const Manifest& m) {
+  InitialContents in{BufferContents(m.buffers.size()), std::vector<std::optional<uint64_t>>(m.buffers.size())};
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const auto& b = m.buffers[i];
+    try {
+      in.contents[i].resize(static_cast<size_t>(b.bytes));
+    } catch (const std::bad_alloc&) {
+      throw DeviceError(fmt::format("{}: cannot allocate {} bytes of host memory for buffer \"{}\"", b.pointer, b.bytes, b.name));
+    }
+    in.seeds[i] = fill_buffer(b, in.contents[i].data());
+  }
+  return in;
+}
+
+}  // namespace lrrt::bundle

@@ -6,11 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "tool/manifest.hpp"
+#include "lrrt/bundle/manifest.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 // A seed from std::random_device and the clock.
 uint64_t fresh_seed();
@@ -21,4 +22,17 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out);
 // Poison pattern: quiet NaN for float types, 0xAB in every byte otherwise.
 void fill_poison(DType type, std::byte* out, uint64_t count);
 
-}  // namespace lrrt::tool
+// Every buffer's contents, indexed like Manifest::buffers.
+using BufferContents = std::vector<std::vector<std::byte>>;
+
+// Every buffer's initial contents and the seed each random fill drew.
+struct InitialContents {
+  BufferContents contents;
+  std::vector<std::optional<uint64_t>> seeds;
+};
+
+// Fills every buffer as its "init" says. DeviceError naming /buffers/N when
+// the host memory for it cannot be allocated; InputError for a bad file.
+InitialContents initial_contents(const Manifest& m);
+
+}  // namespace lrrt::bundle

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 enum class DType : uint8_t { i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64 };
 
@@ -42,4 +42,4 @@ void store_element(DType t, std::byte* base, size_t i, long double v);
 // True when v (an integer value) is representable in the integer type t.
 bool integer_fits(DType t, long double v);
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

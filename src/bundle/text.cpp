@@ -1,8 +1,8 @@
-#include "tool/text.hpp"
+#include "lrrt/bundle/text.hpp"
 
 #include <fmt/format.h>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 namespace {
 
 // Length of the valid UTF-8 sequence at s[i] and its code point; 0 if invalid.
@@ -63,4 +63,4 @@ std::string printable(std::string_view text, size_t max_bytes) {
   return out;
 }
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

@@ -1,10 +1,10 @@
-#include "tool/dtype.hpp"
+#include "lrrt/bundle/dtype.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 namespace {
 
 struct Info {
@@ -172,4 +172,4 @@ bool integer_fits(DType t, long double v) {
   }
 }
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

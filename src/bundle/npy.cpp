@@ -1,4 +1,4 @@
-#include "tool/npy.hpp"
+#include "lrrt/bundle/npy.hpp"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 
 #include <algorithm>
 
-#include "tool/errors.hpp"
-#include "tool/input_file.hpp"
+#include "lrrt/bundle/errors.hpp"
+#include "lrrt/bundle/input_file.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
@@ -296,4 +296,4 @@ std::string npy_bytes(DType type, const std::vector<uint64_t>& shape, const std:
   return out;
 }
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

@@ -1,4 +1,4 @@
-#include "tool/input_file.hpp"
+#include "lrrt/bundle/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "tool/errors.hpp"
+#include "lrrt/bundle/errors.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 namespace {
 
 const char* file_kind(mode_t mode) {
@@ -78,4 +78,4 @@ std::vector<std::byte> read_input_file(const std::filesystem::path& path, uint64
   return InputFile(path).read_all(max_bytes);
 }
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

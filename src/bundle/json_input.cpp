@@ -1,15 +1,15 @@
-#include "tool/json_input.hpp"
+#include "lrrt/bundle/json_input.hpp"
 
 #include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "tool/errors.hpp"
-#include "tool/input_file.hpp"
-#include "tool/text.hpp"
+#include "lrrt/bundle/errors.hpp"
+#include "lrrt/bundle/input_file.hpp"
+#include "lrrt/bundle/text.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 using nlohmann::json;
 
@@ -72,4 +72,4 @@ std::string json_excerpt(const json& value, size_t max_bytes) {
   return text;
 }
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

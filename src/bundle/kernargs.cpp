@@ -1,11 +1,11 @@
-#include "tool/kernargs.hpp"
+#include "lrrt/bundle/kernargs.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 KernargLayout layout_kernargs(const std::vector<ArgSpec>& args) {
   KernargLayout L;
@@ -86,4 +86,4 @@ std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const Ker
   return out;
 }
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 inline constexpr int kMaxJsonDepth = 64;
 inline constexpr uint64_t kMaxJsonFileBytes = uint64_t(256) << 20;
@@ -24,4 +24,4 @@ nlohmann::json read_json_file(const std::filesystem::path& path, uint64_t max_by
 // A JSON value for an error message: compact, ASCII, cut to max_bytes.
 std::string json_excerpt(const nlohmann::json& value, size_t max_bytes = 60);
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

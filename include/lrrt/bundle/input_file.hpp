@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 class InputFile {
  public:
@@ -46,4 +46,4 @@ std::vector<std::byte> read_input_file(const std::filesystem::path& path, uint64
 // Largest code object lrrt reads (a fat library's GPU code is tens of MB).
 inline constexpr uint64_t kMaxCodeObjectBytes = uint64_t(4) << 30;
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

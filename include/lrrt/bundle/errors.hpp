@@ -1,13 +1,15 @@
-// Errors the tool layer raises, each carrying the process exit code the CLI
+// Errors the bundle library and the tool raise, each carrying the process exit code the CLI
 // returns for it (documented in `lrrt --help` and docs/manifest.md):
 //   0 success, 1 verification failed, 2 usage or input error,
 //   3 runtime or device error.
+// A library user tells bad input (InputError, ManifestError) from a failing
+// device (DeviceError) by type or by exit_code().
 #pragma once
 
 #include <stdexcept>
 #include <string>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 enum ExitCode : int {
   kExitOk = 0,
@@ -16,9 +18,9 @@ enum ExitCode : int {
   kExitRuntimeError = 3,
 };
 
-class ToolError : public std::runtime_error {
+class Error : public std::runtime_error {
  public:
-  ToolError(int exit_code, const std::string& message)
+  Error(int exit_code, const std::string& message)
       : std::runtime_error(message), exit_code_(exit_code) {}
   int exit_code() const noexcept { return exit_code_; }
 
@@ -27,15 +29,15 @@ class ToolError : public std::runtime_error {
 };
 
 // Bad manifest, bad file, bad option: exit 2.
-class InputError : public ToolError {
+class InputError : public Error {
  public:
-  explicit InputError(const std::string& message) : ToolError(kExitInputError, message) {}
+  explicit InputError(const std::string& message) : Error(kExitInputError, message) {}
 };
 
 // The device or runtime failed (allocation, launch, kernel fault): exit 3.
-class DeviceError : public ToolError {
+class DeviceError : public Error {
  public:
-  explicit DeviceError(const std::string& message) : ToolError(kExitRuntimeError, message) {}
+  explicit DeviceError(const std::string& message) : Error(kExitRuntimeError, message) {}
 };
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

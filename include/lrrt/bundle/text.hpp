@@ -7,11 +7,11 @@
 #include <string>
 #include <string_view>
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 // Control characters (C0, DEL, C1), Unicode bidi controls and bytes that are
 // not valid UTF-8 become \xNN / \u{NNNN} escapes; text beyond max_bytes is
 // cut with a note of how much was left out.
 std::string printable(std::string_view text, size_t max_bytes = 200);
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

@@ -1,7 +1,8 @@
 // The manifest: what `lrrt run` runs (docs/manifest.md, schema in
 // docs/manifest.schema.json). parse_manifest validates everything that can be
 // checked without a device and names the offending field with a JSON pointer
-// ("/buffers/2/init/random/seed: unknown field").
+// ("/buffers/2/init/random/seed: unknown field"). Which built-in references
+// exist ("expected": {"reference": NAME}) is left to the verifier.
 #pragma once
 
 #include <array>
@@ -15,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tool/dtype.hpp"
-#include "tool/errors.hpp"
+#include "lrrt/bundle/dtype.hpp"
+#include "lrrt/bundle/errors.hpp"
 
-namespace lrrt::tool {
+namespace lrrt::bundle {
 
 inline constexpr int kManifestVersion = 1;
 
@@ -171,4 +172,4 @@ std::string pointer_token(const std::string& key);
 // Manifests are small: a larger file is a mistake, not a manifest.
 inline constexpr uint64_t kMaxManifestBytes = uint64_t(16) << 20;
 
-}  // namespace lrrt::tool
+}  // namespace lrrt::bundle

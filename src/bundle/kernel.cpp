@@ -1,0 +1,161 @@
+#include "lrrt/bundle/kernel.hpp"
+
+#include <fmt/format.h>
+
+#include "lrrt/bundle/input_file.hpp"
+
+namespace lrrt::bundle {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Statuses that mean the manifest or its code object is wrong, not the device.
+bool is_input_status(lr_status_t s) {
+  return s == LR_ERROR_INVALID_ARGUMENT || s == LR_ERROR_INVALID_IMAGE || s == LR_ERROR_NOT_FOUND ||
+         s == LR_ERROR_NOT_SUPPORTED;
+}
+
+uint64_t workgroup_items(const LaunchSpec& L) {
+  return uint64_t(L.workgroup_size[0]) * L.workgroup_size[1] * L.workgroup_size[2];
+}
+
+void check_launch_against_device(const Manifest& m, const lr_device_properties_t& p) {
+  const auto& L = m.launch;
+  const uint64_t items = workgroup_items(L);
+  if (p.max_workgroup_size && items > p.max_workgroup_size)
+    throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds the device's maximum of {} ({})",
+                                                              items, p.max_workgroup_size, p.name));
+  const uint32_t maxd[3] = {p.max_workgroup_dims.x, p.max_workgroup_dims.y, p.max_workgroup_dims.z};
+  for (int d = 0; d < 3; ++d)
+    if (maxd[d] && L.workgroup_size[d] > maxd[d])
+      throw ManifestError(fmt::format("/launch/workgroup_size/{}", d),
+                          fmt::format("{} exceeds the device's maximum of {} in dimension {}", L.workgroup_size[d], maxd[d], "xyz"[d]));
+  if (p.max_shared_memory_per_workgroup && L.dynamic_shared_bytes > p.max_shared_memory_per_workgroup)
+    throw ManifestError("/launch/dynamic_shared_bytes", fmt::format("{} bytes exceed the device's {} bytes of shared memory per workgroup",
+                                                                    L.dynamic_shared_bytes, p.max_shared_memory_per_workgroup));
+}
+
+void check_memory(const Manifest& m, const lr_device_properties_t& p) {
+  if (!p.memory_bytes) return;
+  uint64_t total = 0;
+  for (const auto& b : m.buffers) {
+    if (b.bytes > p.memory_bytes)
+      throw DeviceError(fmt::format("{}: buffer \"{}\" needs {} bytes ({} x {}), more than the device's {} bytes of memory ({})",
+                                    b.pointer, b.name, b.bytes, b.count, dtype_name(b.type), p.memory_bytes, p.name));
+    total += b.bytes;
+  }
+  if (total > p.memory_bytes)
+    throw DeviceError(fmt::format("/buffers: the buffers need {} bytes together, more than the device's {} bytes of memory ({})",
+                                  total, p.memory_bytes, p.name));
+}
+
+// The code object for the device, after the checks that need no code object.
+fs::path resolve_for_device(const Manifest& m, const lr_device_properties_t& p, const fs::path& kernel_dir) {
+  fs::path path = resolve_code_object(m, p.backend, p.arch, kernel_dir);
+  check_launch_against_device(m, p);
+  return path;
+}
+
+lrrt::Module load_module(const lrrt::Device& device, const fs::path& path, const lr_device_properties_t& p) {
+  const auto image = read_input_file(path, kMaxCodeObjectBytes);
+  try {
+    return lrrt::Module(device, std::span<const std::byte>(image));
+  } catch (const lrrt::Error& e) {
+    const std::string msg = fmt::format("cannot load code object {} on {} ({}): {}", path.string(), p.backend, p.arch, e.what());
+    if (is_input_status(e.status())) throw InputError("/code_object: " + msg);
+    throw DeviceError("/code_object: " + msg);
+  }
+}
+
+lrrt::Kernel find_kernel(const lrrt::Module& module, const Manifest& m, const fs::path& path) {
+  try {
+    return module.kernel(m.kernel);
+  } catch (const lrrt::Error& e) {
+    if (e.status() != LR_ERROR_NOT_FOUND && !is_input_status(e.status())) throw DeviceError(e.what());
+    std::string names;
+    try {
+      for (const auto& n : module.kernel_names()) names += (names.empty() ? "" : ", ") + n;
+    } catch (const lrrt::Error&) {
+    }
+    throw ManifestError("/kernel", fmt::format("no kernel \"{}\" in {} (it has: {})", m.kernel, path.string(),
+                                               names.empty() ? "none listed" : names));
+  }
+}
+
+}  // namespace
+
+lrrt::LaunchConfig to_launch_config(const LaunchSpec& L) {
+  return lrrt::launch_config({L.workgroup_count[0], L.workgroup_count[1], L.workgroup_count[2]},
+                             {L.workgroup_size[0], L.workgroup_size[1], L.workgroup_size[2]}, L.dynamic_shared_bytes);
+}
+
+LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir)
+    : device_(device),
+      properties_(device.properties()),
+      code_object_(resolve_for_device(m, properties_, kernel_dir)),
+      module_(load_module(device, code_object_, properties_)),
+      kernel_(find_kernel(module_, m, code_object_)),
+      kernel_name_(m.kernel),
+      args_(m.args),
+      layout_(layout_kernargs(m.args)),
+      config_(to_launch_config(m.launch)) {
+  const lr_kernel_properties_t kp = kernel_.properties();
+  if (kp.has_arg_layout) {
+    std::vector<KernelArg> declared;
+    for (const auto& a : kernel_.args()) {
+      if (a.kind == LR_ARG_HIDDEN) continue;
+      declared.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER});
+    }
+    check_kernargs(m.args, layout_, declared, m.kernel);
+    layout_checked_ = true;
+    kernarg_min_size_ = kp.explicit_kernarg_size;
+  }
+  if (kp.max_workgroup_size && workgroup_items(m.launch) > kp.max_workgroup_size)
+    throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds kernel \"{}\"'s maximum of {}",
+                                                              workgroup_items(m.launch), m.kernel, kp.max_workgroup_size));
+}
+
+std::vector<std::byte> LoadedKernel::pack_args(std::span<const uint64_t> buffer_addresses) const {
+  return pack_kernargs(args_, layout_, std::vector<uint64_t>(buffer_addresses.begin(), buffer_addresses.end()),
+                       kernarg_min_size_);
+}
+
+std::vector<std::byte> LoadedKernel::pack_args(const std::vector<lrrt::DeviceBuffer>& buffers) const {
+  std::vector<uint64_t> addresses;
+  addresses.reserve(buffers.size());
+  for (const auto& b : buffers) addresses.push_back(reinterpret_cast<uint64_t>(b.data()));
+  return pack_args(addresses);
+}
+
+void LoadedKernel::launch(std::span<const std::byte> args) const {
+  try {
+    lrrt::launch(kernel_, config_, args);
+  } catch (const lrrt::Error& e) {
+    if (e.status() == LR_ERROR_INVALID_ARGUMENT)
+      throw InputError(fmt::format("/launch: kernel \"{}\" cannot be launched with this configuration: {}", kernel_name_, e.what()));
+    throw;
+  }
+}
+
+std::vector<lrrt::DeviceBuffer> allocate_buffers(const Manifest& m, const lrrt::Device& device) {
+  const lr_device_properties_t p = device.properties();
+  check_memory(m, p);
+  std::vector<lrrt::DeviceBuffer> buffers;
+  buffers.reserve(m.buffers.size());
+  for (const auto& b : m.buffers) {
+    try {
+      buffers.emplace_back(device, static_cast<size_t>(b.bytes));
+    } catch (const lrrt::Error& e) {
+      throw DeviceError(fmt::format("{}: cannot allocate {} bytes for buffer \"{}\" on {}: {}", b.pointer, b.bytes, b.name,
+                                    p.name, e.what()));
+    }
+  }
+  return buffers;
+}
+
+void upload_buffers(const std::vector<lrrt::DeviceBuffer>& buffers, const BufferContents& contents) {
+  for (size_t i = 0; i < buffers.size(); ++i) lrrt::copy_to_device(buffers[i], contents.at(i).data(), contents[i].size());
+}
+
+}  // namespace lrrt::bundle
