@@ -27,8 +27,10 @@ endfunction()
 # An installed lrrt finds the installed kernels: <exe dir>/<this>, after
 # <exe dir>/kernels (the build tree's layout).
 lrrt_relative_path(LRRT_KERNEL_DIR_FROM_BIN ${CMAKE_INSTALL_BINDIR} ${LRRT_INSTALL_DATADIR}/kernels)
-set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cli/common.cpp APPEND PROPERTY
-  COMPILE_DEFINITIONS LRRT_INSTALLED_KERNEL_DIR="${LRRT_KERNEL_DIR_FROM_BIN}")
+# (A source property set here would not reach src/cli's target: source
+# properties are per directory unless DIRECTORY names the target's.)
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cli/common.cpp DIRECTORY ${PROJECT_SOURCE_DIR}/src/cli
+  APPEND PROPERTY COMPILE_DEFINITIONS LRRT_INSTALLED_KERNEL_DIR="${LRRT_KERNEL_DIR_FROM_BIN}")
 
 install(TARGETS lrrt_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS lrrt EXPORT lrrtTargets

@@ -14,6 +14,7 @@
 #include "graph_test_support.hpp"
 
 using namespace lrrt::rt;
+using lrrt::Error;
 using namespace lrrt::rt::graph;
 using namespace lrrt::test;
 

@@ -13,6 +13,7 @@
 #include "lrrt/formats/amdgpu.hpp"
 
 using namespace lrrt::rt;
+using lrrt::Error;
 using namespace formats_test;
 
 TEST_CASE("hsa kernargs: explicit and hidden packing against the metadata") {

@@ -22,6 +22,7 @@ std::unique_ptr<Backend> make_hsa_backend();
 }
 
 using namespace lrrt::rt;
+using lrrt::Error;
 
 namespace {
 

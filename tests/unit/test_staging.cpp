@@ -86,7 +86,7 @@ TEST_CASE("staging: configuration from LRRT_STAGING_* names a malformed variable
                              std::pair{"LRRT_STAGING_SLOTS", "0"}, std::pair{"LRRT_STAGING_THREADS", "x"},
                              std::pair{"LRRT_STAGING_NT", "sometimes"}}) {
     Env bad(name, value);
-    CHECK_THROWS_WITH_AS(rt::StagingConfig::from_env(), doctest::Contains(name), lrrt::rt::Error);
+    CHECK_THROWS_WITH_AS(rt::StagingConfig::from_env(), doctest::Contains(name), lrrt::Error);
   }
 }
 
