@@ -216,55 +216,61 @@ json inspect_doc(const std::string& file_name) {
 }  // namespace
 
 TEST_CASE("printers: inspect documents, one shape for every code object format") {
-  std::mt19937 gen(std::random_device{}());
-  const std::string name = awkward_text(gen);
-  const json doc = inspect_doc(name);
-  CHECK(json::parse(render(doc, "json")) == doc);
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);  // reproduce a failure by putting this seed here
+  std::mt19937 gen(seed);
+  // A line break before a '|' once turned a heading into a table row: that
+  // name is always tried, a random one beside it.
+  for (const std::string& name : {std::string("n\n| a,\"b\r|x"), awkward_text(gen)}) {
+    CAPTURE(name);
+    const json doc = inspect_doc(name);
+    CHECK(json::parse(render(doc, "json")) == doc);
 
-  // CSV: one row per argument (a kernel without any still gets one), the file name intact.
-  auto rows = read_csv(render(doc, "csv"));
-  REQUIRE(rows.size() == 1 + 4 + 3 + 1);
-  CHECK(rows[0][0] == "file");
-  for (const auto& r : rows) CHECK(r.size() == rows[0].size());
-  CHECK(rows[1][0] == name);
-  CHECK(rows[1][2] == "sm_90");
-  CHECK(rows[4][8] == "24");  // the cubin's fourth argument at offset 24
-  CHECK(rows[7][11] == "hidden_block_count_x");
-  CHECK(rows[8][5] == "opaque");
+    // CSV: one row per argument (a kernel without any still gets one), the file name intact.
+    auto rows = read_csv(render(doc, "csv"));
+    REQUIRE(rows.size() == 1 + 4 + 3 + 1);
+    CHECK(rows[0][0] == "file");
+    for (const auto& r : rows) CHECK(r.size() == rows[0].size());
+    CHECK(rows[1][0] == name);
+    CHECK(rows[1][2] == "sm_90");
+    CHECK(rows[4][8] == "24");  // the cubin's fourth argument at offset 24
+    CHECK(rows[7][11] == "hidden_block_count_x");
+    CHECK(rows[8][5] == "opaque");
 
-  // The terminal table: a table for a cubin as for an hsaco, never JSON.
-  const std::string table = render(doc, "table");
-  INFO(table);
-  CHECK(table.find('{') == std::string::npos);
-  CHECK(table.find("target sm_90 (cubin)") != std::string::npos);
-  CHECK(table.find("  e_flags 0x6005a04, elf_abi_version 8") != std::string::npos);
-  auto kernels = terminal_table(table, "kernel");
-  REQUIRE(kernels.size() >= 2);
-  CHECK(kernels[0].find("regs") != std::string::npos);
-  CHECK(kernels[0].find("sgpr") == std::string::npos);  // no cubin records it: the column is left out
-  CHECK(table.find("saxpy arguments:") != std::string::npos);
-  auto lines = lines_of(table);
-  auto header = std::find(lines.begin(), lines.end(), "    index  offset  size  kind");
-  REQUIRE(header != lines.end());
-  REQUIRE(lines.end() - header > 5);
-  std::vector<std::string> args(header, header + 5);
-  // offset is right-aligned: every value ends under the header's last letter.
-  const size_t offset_end = args[0].find("offset") + 5;
-  for (size_t i = 1; i < args.size(); ++i) {
-    CHECK(std::isdigit(static_cast<unsigned char>(args[i][offset_end])));
-    CHECK(args[i][offset_end + 1] == ' ');
+    // The terminal table: a table for a cubin as for an hsaco, never JSON.
+    const std::string table = render(doc, "table");
+    INFO(table);
+    CHECK(table.find('{') == std::string::npos);
+    CHECK(table.find("target sm_90 (cubin)") != std::string::npos);
+    CHECK(table.find("  e_flags 0x6005a04, elf_abi_version 8") != std::string::npos);
+    auto kernels = terminal_table(table, "kernel");
+    REQUIRE(kernels.size() >= 2);
+    CHECK(kernels[0].find("regs") != std::string::npos);
+    CHECK(kernels[0].find("sgpr") == std::string::npos);  // no cubin records it: the column is left out
+    CHECK(table.find("saxpy arguments:") != std::string::npos);
+    auto lines = lines_of(table);
+    auto header = std::find(lines.begin(), lines.end(), "    index  offset  size  kind");
+    REQUIRE(header != lines.end());
+    REQUIRE(lines.end() - header > 5);
+    std::vector<std::string> args(header, header + 5);
+    // offset is right-aligned: every value ends under the header's last letter.
+    const size_t offset_end = args[0].find("offset") + 5;
+    for (size_t i = 1; i < args.size(); ++i) {
+      CHECK(std::isdigit(static_cast<unsigned char>(args[i][offset_end])));
+      CHECK(args[i][offset_end + 1] == ' ');
+    }
+    CHECK(table.find("target gfx90a:xnack+ (hsaco; entry hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+, 4960 bytes at offset 12288)") !=
+          std::string::npos);
+    CHECK(table.find("hidden_block_count_x") != std::string::npos);
+    CHECK(table.find("opaque arguments: not recorded in the code object") != std::string::npos);
+    CHECK(table.find("note: empty entry") != std::string::npos);
+    CHECK(table.find("no kernels listed") != std::string::npos);
+
+    const std::string md = render(doc, "markdown");
+    CHECK(md.rfind("# lrrt inspect results", 0) == 0);
+    CHECK(check_markdown_tables(md) == 2 + 2);  // a kernel table per target with kernels, an argument table per laid-out kernel
+    CHECK(md.find("### target sm_90 (cubin)") != std::string::npos);
   }
-  CHECK(table.find("target gfx90a:xnack+ (hsaco; entry hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+, 4960 bytes at offset 12288)") !=
-        std::string::npos);
-  CHECK(table.find("hidden_block_count_x") != std::string::npos);
-  CHECK(table.find("opaque arguments: not recorded in the code object") != std::string::npos);
-  CHECK(table.find("note: empty entry") != std::string::npos);
-  CHECK(table.find("no kernels listed") != std::string::npos);
-
-  const std::string md = render(doc, "markdown");
-  CHECK(md.rfind("# lrrt inspect results", 0) == 0);
-  CHECK(check_markdown_tables(md) == 2 + 2);  // a kernel table per target with kernels, an argument table per laid-out kernel
-  CHECK(md.find("### target sm_90 (cubin)") != std::string::npos);
 
   // An inspect document of another shape prints as JSON.
   json old = {{"kind", "inspect"}, {"format", "cubin"}, {"kernels", json::array()}};
@@ -272,7 +278,9 @@ TEST_CASE("printers: inspect documents, one shape for every code object format")
 }
 
 TEST_CASE("printers: json reads back as written, for every kind") {
-  std::mt19937 gen(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);  // reproduce a failure by putting this seed here
+  std::mt19937 gen(seed);
   for (const json& doc : {run_doc("saxpy"), info_doc("ok"), compare_doc(gen)}) {
     INFO(doc["kind"]);
     CHECK(json::parse(render(doc, "json")) == doc);
@@ -289,7 +297,9 @@ TEST_CASE("printers: json reads back as written, for every kind") {
 }
 
 TEST_CASE("printers: csv quotes commas, quotes and line breaks so a reader gets every field back") {
-  std::mt19937 gen(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);  // reproduce a failure by putting this seed here
+  std::mt19937 gen(seed);
   for (int round = 0; round < 20; ++round) {
     const std::string name = awkward_text(gen), message = awkward_text(gen);
     INFO("name: " << json(name).dump() << " message: " << json(message).dump());
@@ -322,7 +332,9 @@ TEST_CASE("printers: csv quotes commas, quotes and line breaks so a reader gets 
 }
 
 TEST_CASE("printers: markdown has the meta header and well-formed tables for every kind") {
-  std::mt19937 gen(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);  // reproduce a failure by putting this seed here
+  std::mt19937 gen(seed);
   struct Case {
     json doc;
     const char* kind;
@@ -349,7 +361,9 @@ TEST_CASE("printers: markdown has the meta header and well-formed tables for eve
 }
 
 TEST_CASE("printers: terminal tables align their columns") {
-  std::mt19937 gen(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);  // reproduce a failure by putting this seed here
+  std::mt19937 gen(seed);
   const std::string bench_text = render(bench::to_json(bench_results(gen)), "table");
   CHECK(bench_text.find("copy-bandwidth on host") == 0);
   auto rows = terminal_table(bench_text, "case");

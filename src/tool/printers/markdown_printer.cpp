@@ -12,11 +12,17 @@ namespace {
 
 using nlohmann::json;
 
+// Markdown is line-structured: a line break inside a name (a file called
+// "a\n| b") would end a heading or list item and start a table row.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
 std::string cell(std::string s) {
   for (size_t p = 0; (p = s.find('|', p)) != std::string::npos; p += 2) s.replace(p, 1, "\\|");
-  for (char& c : s)
-    if (c == '\n') c = ' ';
-  return s;
+  return one_line(std::move(s));
 }
 
 // The title, then a list of what `meta` and the devices say; returns
@@ -36,15 +42,16 @@ bool print_header(const json& doc, const View& view, std::ostream& os) {
     if (meta.contains("cpu_cores")) machine += fmt::format(", {} cores", text_of(meta, "cpu_cores"));
     if (number_of(meta, "memory_bytes") > 0) machine += ", " + format_bytes(number_of(meta, "memory_bytes"));
     if (!text_of(meta, "kernel").empty()) machine += ", " + text_of(meta, "kernel");
-    os << "- " << machine << "\n";
+    os << "- " << one_line(machine) << "\n";
     std::string argv;
     if (member(meta, "argv").is_array())
       for (const auto& a : meta["argv"]) argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
-    if (!argv.empty()) os << "- `" << argv << "`\n";
+    if (!argv.empty()) os << "- `" << one_line(argv) << "`\n";
   }
   for (const auto& d : devices)
-    os << fmt::format("- device: {} `{}` ({})\n", text_of(d, "backend", "?"), text_of(d, "name", "?"),
-                      text_of(d, "arch", "?"));
+    os << one_line(fmt::format("- device: {} `{}` ({})", text_of(d, "backend", "?"), text_of(d, "name", "?"),
+                               text_of(d, "arch", "?")))
+       << "\n";
   return true;
 }
 
@@ -83,20 +90,20 @@ class MarkdownPrinter final : public Printer {
         case Block::Kind::Heading:
           if (folded_depth >= 0 && b.depth <= folded_depth) close_fold(), os << "\n";
           if (b.folded) {
-            os << "<details><summary>" << b.text << "</summary>\n";
+            os << "<details><summary>" << one_line(b.text) << "</summary>\n";
             folded_depth = b.depth;
           } else {
-            os << std::string(size_t(b.depth) + 2, '#') << " " << b.text << "\n";
+            os << std::string(size_t(b.depth) + 2, '#') << " " << one_line(b.text) << "\n";
           }
           break;
         case Block::Kind::Text:
-          os << (b.strong ? "**" + b.text + "**" : b.text) << "\n";
+          os << (b.strong ? "**" + one_line(b.text) + "**" : one_line(b.text)) << "\n";
           break;
         case Block::Kind::Fields:
-          for (const auto& [k, v] : b.fields) os << indent << "- **" << k << "**: " << v << "\n";
+          for (const auto& [k, v] : b.fields) os << indent << "- **" << one_line(k) << "**: " << one_line(v) << "\n";
           break;
         case Block::Kind::Items:
-          for (const auto& item : b.items) os << indent << "- " << item << "\n";
+          for (const auto& item : b.items) os << indent << "- " << one_line(item) << "\n";
           break;
         case Block::Kind::Table:
           print_table(b.table, os);
