@@ -5,6 +5,7 @@
 
 #include "cuda_event.hpp"
 #include "cuda_executable.hpp"
+#include "cuda_graph.hpp"
 #include "cuda_queue.hpp"
 
 namespace lrrt::rt::cuda {
@@ -189,6 +190,11 @@ void CudaDevice::do_free_host(void* ptr) {
 std::unique_ptr<Queue> CudaDevice::create_queue() { return std::make_unique<CudaQueue>(*this); }
 
 std::unique_ptr<Event> CudaDevice::create_event() { return std::make_unique<CudaEvent>(*this); }
+
+std::unique_ptr<graph::GraphExec> CudaDevice::instantiate_graph(const graph::Lowering& lowering) {
+  if (auto exec = make_cuda_graph_exec(*this, lowering)) return exec;
+  return Device::instantiate_graph(lowering);
+}
 
 void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kind) {
   if (size == 0) return;
