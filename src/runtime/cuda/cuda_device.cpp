@@ -72,6 +72,9 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   if (std::string kmd = read_line("/sys/module/nvidia/version"); !kmd.empty())
     x.emplace_back("kernel driver", kmd);
   x.emplace_back("library", s.library_name);
+  x.emplace_back("retained replay", cu_graph().available
+                                        ? std::string("CUDA graph (graph entry points at API 12.0)")
+                                        : "generic (the driver lacks " + cu_graph().missing + ")");
   x.emplace_back("compute capability", fmt::format("{}.{}", major, minor));
   x.emplace_back("SM count", std::to_string(p.compute_units));
   if (int clock = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE))
