@@ -53,7 +53,7 @@ CUDA_MEMSET_NODE_PARAMS memset_node_params(void* dst, const MemsetShape& shape) 
   p.elementSize = shape.element_size;
   p.width = shape.width;
   p.height = 1;
-  p.pitch = shape.width * shape.element_size;  // unused for one row
+  p.pitch = 0;  // unused for one row (and a large row would exceed the largest pitch)
   return p;
 }
 
