@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <functional>
@@ -37,16 +38,32 @@ std::string kernel_file(const std::string& backend, const std::string& source) {
 
 // Backends the replay runs on here: host always, the hsa stand-in when the
 // AMD kernels were built, cuda on a machine with an NVIDIA GPU and the PTX
-// kernels (the lead's GPU runs). Call with the runtime initialised.
+// kernels (the lead's GPU runs). With LRRT_TEST_REQUIRE_CUDA=1 (the gpu-labelled
+// ctest cuda_gpu_graph_replay) a missing cuda is a failure, not a skip. Call
+// with the runtime initialised.
 std::vector<std::string> replay_backends() {
   std::vector<std::string> out{"host"};
 #if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_HSA_KERNELS)
   out.push_back("hsa");
 #endif
   lr_device_t cuda{};
-  if (lr_device_select("cuda", 0, &cuda) == LR_SUCCESS && std::ifstream(kernel_file("cuda", "saxpy")).good())
-    out.push_back("cuda");
+  const bool device = lr_device_select("cuda", 0, &cuda) == LR_SUCCESS;
+  const std::string why = device ? "" : lr_last_error_message();
+  const bool kernels = std::ifstream(kernel_file("cuda", "saxpy")).good();
+  if (device && kernels) out.push_back("cuda");
+  if (const char* require = std::getenv("LRRT_TEST_REQUIRE_CUDA"); require && std::string(require) == "1")
+    REQUIRE_MESSAGE((device && kernels), "LRRT_TEST_REQUIRE_CUDA=1 but cuda cannot run the replay cases: ",
+                    device ? "no PTX kernel " + kernel_file("cuda", "saxpy") : "no cuda device (" + why + ")");
   return out;
+}
+
+// What instantiation lowers a graph to on each backend.
+std::string expected_lowering(const std::string& backend) { return backend == "cuda" ? "cuda-graph" : "generic"; }
+
+// The test kernels (tests/kernels) nvcc built next to the host library.
+std::string cuda_error_kernels() {
+  std::string path = LRRT_TEST_ERROR_KERNELS;
+  return path.substr(0, path.size() - std::string(".host.so").size()) + ".ptx";
 }
 
 void point_hsa_at_standin() {
@@ -119,23 +136,28 @@ struct Setup {
         reduce(reduce_module.kernel("reduce_sum_f32")) {}
 };
 
-// Holds the device's default queue until open(): on host a kernel spinning
-// on a flag, on the stand-in a copy the held copy engine does not start.
+// Holds the device's default queue until open(): on host and cuda a kernel
+// spinning on a flag (on cuda the nvcc-built PTX, reading the flag in pinned
+// host memory), on the stand-in a copy the held copy engine does not start.
 // Work submitted after close() deterministically has not run before open().
-// Not on cuda (the spinning kernel is built for the host only).
+// LRRT_TEST_NO_CUDA_GATE=1 leaves the gated cases out on cuda.
 class Gate {
  public:
-  static bool available(const std::string& backend) { return backend != "cuda"; }
+  static bool available(const std::string& backend) {
+    if (backend != "cuda") return true;
+    return !std::getenv("LRRT_TEST_NO_CUDA_GATE") && std::ifstream(cuda_error_kernels()).good();
+  }
   explicit Gate(Setup& s) : setup_(s), flag_(s.device, 64) {
     std::memset(flag_.data(), 0, 64);
-    if (s.backend == "host") {
-      module_ = std::make_unique<lrrt::Module>(s.device, read_file(LRRT_TEST_ERROR_KERNELS));
+    if (spins()) {
+      module_ = std::make_unique<lrrt::Module>(
+          s.device, read_file(s.backend == "cuda" ? cuda_error_kernels() : std::string(LRRT_TEST_ERROR_KERNELS)));
       spin_ = module_->kernel("spin_forever");
     }
   }
   ~Gate() { open(); }
   void close() {
-    if (setup_.backend == "host") {
+    if (spins()) {
       const void* flag = flag_.data();
       lrrt::launch(spin_, lr_launch_config_t{{1, 1, 1}, {1, 1, 1}, 0}, flag);
     } else {
@@ -150,7 +172,7 @@ class Gate {
   void open() {
     if (!closed_) return;
     closed_ = false;
-    if (setup_.backend == "host") {
+    if (spins()) {
       std::atomic_ref<uint32_t>(*flag_.as<uint32_t>()).store(1);
     } else {
 #if defined(LRRT_TEST_HSA)
@@ -160,6 +182,7 @@ class Gate {
   }
 
  private:
+  bool spins() const { return setup_.backend == "host" || setup_.backend == "cuda"; }
 #if defined(LRRT_TEST_HSA)
   void hold(int on) {
     void* lib = dlopen(LRRT_TEST_HSA_STANDIN, RTLD_NOW | RTLD_NOLOAD);
@@ -232,7 +255,7 @@ TEST_CASE("graph replay: a 1000-step saxpy chain gives y0 + 1000*a*x, replayed a
     lrrt::GraphExec exec = graph.instantiate();
 
     auto plan = plan_of(exec);
-    CHECK(plan["lowering"] == "generic");
+    CHECK(plan["lowering"] == expected_lowering(backend));
     CHECK(plan["nodes"].size() == steps + 3);
     // Two copies into the first step, one edge per step, the copy out: the
     // reduction removed every x -> step k edge but the first.
@@ -704,4 +727,99 @@ TEST_CASE("graph replay: the plan through the C ABI, and lr_synchronize waits fo
     lrrt::copy_to_host(y, ys[size_t(i)]);
     for (uint32_t k = 0; k < n; ++k) REQUIRE(y[k] == 1.0f + float(i) * x[k]);
   }
+}
+
+TEST_CASE("graph replay: on cuda a CUDA graph of kernel, memcpy and memset nodes, fills at any alignment") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  const auto backends = replay_backends();
+  if (std::find(backends.begin(), backends.end(), "cuda") == backends.end()) {
+    MESSAGE("no cuda device with the PTX kernels here: the CUDA graph lowering is not exercised");
+    return;
+  }
+  Setup s("cuda");
+  const uint32_t n = 4099;
+  auto x = random_whole(n, -64, 64);
+  const float a = float(1 + rng()() % 7);
+  lrrt::PinnedHostBuffer hx(s.device, n * 4), out(s.device, n * 4);
+  std::memcpy(hx.data(), x.data(), n * 4);
+  lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4);
+  // A byte buffer with fills at odd, 2- and 4-byte aligned offsets; the bytes
+  // between them keep what was uploaded.
+  const size_t bytes = 4096;
+  lrrt::DeviceBuffer d_bytes(s.device, bytes);
+  std::vector<uint8_t> initial(bytes);
+  for (auto& b : initial) b = uint8_t(rng()());
+  lrrt::copy_to_device(d_bytes, initial);
+  auto* base = static_cast<uint8_t*>(d_bytes.data());
+  const uint8_t lo = uint8_t(rng()()), hi = uint8_t(lo ^ (1 + rng()() % 255));
+  const uint16_t half = uint16_t(lo | (hi << 8));  // two different bytes
+  const uint8_t byte = uint8_t(rng()());
+  const uint32_t word = 0x01020304u + uint32_t(rng()() % 0x10000) * 0x01000000u;
+  struct Region {
+    size_t offset, size;
+    std::vector<uint8_t> pattern;
+  };
+  const std::vector<Region> regions{
+      {1, 2 * 301, {uint8_t(half), uint8_t(half >> 8)}},  // 2-byte pattern at an odd address: no memset fits
+      {1000, 8, {byte}},                                   // 1 byte widened to 4-byte elements
+      {1010, 6, {byte}},                                   // 1 byte widened to 2-byte elements
+      {2048, 4 * 100, {uint8_t(word), uint8_t(word >> 8), uint8_t(word >> 16), uint8_t(word >> 24)}},
+  };
+  std::vector<uint8_t> expect = initial;
+  for (const auto& r : regions)
+    for (size_t i = 0; i < r.size; ++i) expect[r.offset + i] = r.pattern[i % r.pattern.size()];
+  std::vector<uint8_t> seen(bytes);  // pageable: the copy back's host side
+
+  lrrt::Graph g(s.device);
+  g.add_copy(dx.data(), hx.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+  g.add_fill(dy.data(), n, 1.0f);
+  auto saxpy = g.add_kernel(s.saxpy, config_for(n, 128), SaxpyArgs{a, dx.data(), dy.data(), n},
+                            {lrrt::read_access(dx), lrrt::read_write_access(dy)});
+  auto unaligned = g.add_fill(base + regions[0].offset, regions[0].size / 2, half);
+  g.add_fill(base + regions[1].offset, regions[1].size, byte);
+  g.add_fill(base + regions[2].offset, regions[2].size, byte);
+  g.add_fill(base + regions[3].offset, regions[3].size / 4, word);
+  g.add_copy(out.data(), dy.data(), n * 4, LR_MEMCPY_DEVICE_TO_HOST);
+  auto pageable = g.add_copy(seen.data(), d_bytes.data(), bytes, LR_MEMCPY_DEVICE_TO_HOST);
+  lrrt::GraphExec exec = g.instantiate();
+
+  auto plan = plan_of(exec);
+  CHECK(plan["lowering"] == "cuda-graph");
+  REQUIRE(!plan["sync"].empty());
+  CHECK(plan["sync"][0]["kind"] == "graph");
+  // 3 copies and the unaligned fill's one block copy; 4 memsets; every derived edge.
+  const std::string summary =
+      "CUDA graph, 1 kernel nodes, 4 memcpy, 4 memset, " + std::to_string(plan["edges"].size()) + " edges";
+  CHECK(plan["sync"][0]["detail"].get<std::string>().find(summary) != std::string::npos);
+  MESSAGE(plan["sync"][0]["detail"].get<std::string>());
+  bool fill_copied = false, pageable_named = false;
+  for (const auto& sync : plan["sync"]) {
+    fill_copied |= sync["kind"] == "fill" && sync["node"] == unaligned;
+    pageable_named |= sync["kind"] == "pageable" && sync["node"] == pageable;
+  }
+  CHECK(fill_copied);
+  CHECK(pageable_named);
+
+  for (float scale : {a, -a, 0.5f}) {
+    if (scale != a) exec.set_kernarg(saxpy, 0, scale);
+    for (uint32_t i = 0; i < n; ++i) out.as<float>()[i] = kPoison;
+    std::fill(seen.begin(), seen.end(), uint8_t(0));
+    for (const auto& r : regions) seen[r.offset] = uint8_t(~expect[r.offset]);
+    exec.launch();
+    exec.synchronize();
+    CHECK(exec.complete());
+    for (uint32_t i = 0; i < n; ++i) REQUIRE_MESSAGE(out.as<float>()[i] == 1.0f + scale * x[i], "element ", i);
+    for (size_t i = 0; i < bytes; ++i) REQUIRE_MESSAGE(seen[i] == expect[i], "byte ", i);
+  }
+
+  // An empty graph on cuda: an event on the launch stream, on either queue.
+  lrrt::Graph empty(s.device);
+  auto e = empty.instantiate();
+  lrrt::Queue q(s.device);
+  e.launch();
+  e.launch(q);
+  e.synchronize();
+  CHECK(e.complete());
+  CHECK(plan_of(e)["lowering"] == "cuda-graph");
 }

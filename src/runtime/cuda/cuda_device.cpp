@@ -5,6 +5,7 @@
 
 #include "cuda_event.hpp"
 #include "cuda_executable.hpp"
+#include "cuda_graph.hpp"
 #include "cuda_queue.hpp"
 
 namespace lrrt::rt::cuda {
@@ -71,6 +72,9 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   if (std::string kmd = read_line("/sys/module/nvidia/version"); !kmd.empty())
     x.emplace_back("kernel driver", kmd);
   x.emplace_back("library", s.library_name);
+  x.emplace_back("retained replay", cu_graph().available
+                                        ? std::string("CUDA graph (graph entry points at API 12.0)")
+                                        : "generic (the driver lacks " + cu_graph().missing + ")");
   x.emplace_back("compute capability", fmt::format("{}.{}", major, minor));
   x.emplace_back("SM count", std::to_string(p.compute_units));
   if (int clock = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE))
@@ -189,6 +193,11 @@ void CudaDevice::do_free_host(void* ptr) {
 std::unique_ptr<Queue> CudaDevice::create_queue() { return std::make_unique<CudaQueue>(*this); }
 
 std::unique_ptr<Event> CudaDevice::create_event() { return std::make_unique<CudaEvent>(*this); }
+
+std::unique_ptr<graph::GraphExec> CudaDevice::instantiate_graph(const graph::Lowering& lowering) {
+  if (auto exec = make_cuda_graph_exec(*this, lowering)) return exec;
+  return Device::instantiate_graph(lowering);
+}
 
 void CudaDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind kind) {
   if (size == 0) return;

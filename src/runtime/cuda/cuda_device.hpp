@@ -27,6 +27,9 @@ class CudaDevice final : public Device {
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
   void copy_sync(void* dst, const void* src, size_t size, CopyKind kind) override;
+  // A CUDA graph built from the derived edges (cuda_graph.hpp); the generic
+  // replay when the driver lacks the graph entry points.
+  std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering) override;
 
   // Makes this device's primary context current on the calling thread.
   void make_current() const {
@@ -37,6 +40,7 @@ class CudaDevice final : public Device {
   uint32_t sm() const { return sm_; }
   uint32_t ordinal() const { return ordinal_; }
   CUdevice handle() const { return device_; }
+  CUcontext context() const { return context_; }
   // "device 0 (NVIDIA H200, sm_90)"
   const std::string& description() const { return description_; }
 

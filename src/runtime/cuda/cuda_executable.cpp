@@ -40,6 +40,8 @@ std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> image
 
   // The driver reads PTX as a NUL-terminated string and wants binaries
   // 8-byte aligned: keep an owned, aligned, terminated copy.
+  if (image.size() > (size_t(1) << 40))  // also tells GCC the size + 8 below does not wrap
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "a {}-byte image is not a CUDA module", image.size());
   std::vector<std::byte> owned(image.size() + 8);
   std::memcpy(owned.data(), image.data(), image.size());
   owned.resize(image.size() + 1);  // one NUL past the end for PTX

@@ -54,3 +54,23 @@
   X(cuFuncGetName)                    \
   X(cuModuleGetFunctionCount)         \
   X(cuModuleEnumerateFunctions)
+
+// Graph entry points for the retained-replay lowering (cuda_graph.cpp), each
+// resolved at an explicit API version whose prototype is the one cuda.h
+// declares under that name: 12.0, where cuGraphAddKernelNode and
+// cuGraphExecKernelNodeSetParams became the _v2 entry points taking
+// CUDA_KERNEL_NODE_PARAMS_v2 (the struct the lowering fills; asking for the
+// driver's newest version could hand back a later one). The others have kept
+// their prototype since they appeared (10.0; cuGraphInstantiateWithFlags
+// 11.4). Null when the driver is older than 12.0; replay then falls back to
+// the generic lowering.
+#define LRRT_CUDA_GRAPH_SYMBOLS(X)           \
+  X(cuGraphCreate, 12000)                    \
+  X(cuGraphDestroy, 12000)                   \
+  X(cuGraphAddKernelNode, 12000)             \
+  X(cuGraphAddMemcpyNode, 12000)             \
+  X(cuGraphAddMemsetNode, 12000)             \
+  X(cuGraphInstantiateWithFlags, 12000)      \
+  X(cuGraphExecDestroy, 12000)               \
+  X(cuGraphExecKernelNodeSetParams, 12000)   \
+  X(cuGraphLaunch, 12000)

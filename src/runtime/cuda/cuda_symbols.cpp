@@ -14,6 +14,7 @@ namespace lrrt::rt::cuda {
 namespace {
 
 CudaSymbols g_symbols;
+CudaGraphSymbols g_graph_symbols;
 
 #define LRRT_CUDA_STR_(x) #x
 // The name after cuda.h's macros: cuMemAlloc -> "cuMemAlloc_v2".
@@ -80,6 +81,25 @@ std::string do_load() {
   if (!missing.empty())
     return fmt::format("the CUDA driver in {} (CUDA {}) lacks {}; lrrt needs a newer driver",
                        s.library_name, version_text(s.driver_version), missing);
+
+  // The graph entry points at the version whose prototype cuda.h declares
+  // (no dlsym fallback: the unversioned export may take an older struct).
+  CudaGraphSymbols& g = g_graph_symbols;
+  auto resolve_at = [&](const char* base, int version) -> void* {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    if (!get_proc || version > s.driver_version) return nullptr;
+    if (get_proc(base, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS ||
+        status != CU_GET_PROC_ADDRESS_SUCCESS)
+      return nullptr;
+    return fn;
+  };
+#define LRRT_CUDA_RESOLVE_GRAPH(name, version)                                   \
+  g.name = reinterpret_cast<decltype(g.name)>(resolve_at(#name, version));      \
+  if (!g.name) g.missing += (g.missing.empty() ? "" : ", ") + fmt::format("{} ({})", #name, version_text(version));
+  LRRT_CUDA_GRAPH_SYMBOLS(LRRT_CUDA_RESOLVE_GRAPH)
+#undef LRRT_CUDA_RESOLVE_GRAPH
+  g.available = g.missing.empty();
   return {};
 }
 
@@ -93,5 +113,7 @@ std::string load_cuda() {
 }
 
 const CudaSymbols& cu() { return g_symbols; }
+
+const CudaGraphSymbols& cu_graph() { return g_graph_symbols; }
 
 }  // namespace lrrt::rt::cuda

@@ -29,10 +29,24 @@ struct CudaSymbols {
   int driver_version = 0;    // cuDriverGetVersion: 13000 for CUDA 13.0
 };
 
+// The graph entry points (LRRT_CUDA_GRAPH_SYMBOLS), each requested at the
+// version its prototype has in cuda.h (the member for cuGraphAddKernelNode is
+// cuGraphAddKernelNode_v2 after cuda.h's macro, taking the _v2 struct).
+struct CudaGraphSymbols {
+#define LRRT_CUDA_DECLARE_GRAPH_SYMBOL(name, version) decltype(&::name) name = nullptr;
+  LRRT_CUDA_GRAPH_SYMBOLS(LRRT_CUDA_DECLARE_GRAPH_SYMBOL)
+#undef LRRT_CUDA_DECLARE_GRAPH_SYMBOL
+  // Every entry point resolved; else `missing` names those that were not.
+  bool available = false;
+  std::string missing;
+};
+
 // Loads the library, resolves the symbols and calls cuInit(0), once per
 // process. Returns "" on success, else one sentence saying what is missing.
 std::string load_cuda();
 // The loaded table; only valid after load_cuda() returned "".
 const CudaSymbols& cu();
+// The graph entry points, resolved by load_cuda() (optional: see `available`).
+const CudaGraphSymbols& cu_graph();
 
 }  // namespace lrrt::rt::cuda

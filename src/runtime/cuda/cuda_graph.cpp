@@ -1,0 +1,416 @@
+#include "cuda_graph.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cuda_device.hpp"
+#include "cuda_executable.hpp"
+#include "cuda_queue.hpp"
+#include "error.hpp"
+#include "wait.hpp"
+
+namespace lrrt::rt::cuda {
+
+static_assert(std::endian::native == std::endian::little,
+              "memset values are the pattern's bytes read as a little-endian integer");
+
+std::optional<MemsetShape> memset_shape(uintptr_t dst, size_t size, uint32_t pattern, uint32_t pattern_size) {
+  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) return std::nullopt;
+  if (pattern_size < 4) pattern &= (uint32_t(1) << (8 * pattern_size)) - 1;
+  // A pattern of one repeated byte is a 1-byte pattern.
+  const uint32_t byte = pattern & 0xff;
+  if ((pattern_size == 2 && pattern == byte * 0x0101u) || (pattern_size == 4 && pattern == byte * 0x01010101u)) {
+    pattern = byte;
+    pattern_size = 1;
+  }
+  auto fits = [&](uint32_t element) { return dst % element == 0 && size % element == 0; };
+  auto shape = [&](uint32_t element, uint32_t value) { return MemsetShape{element, value, size / element}; };
+  switch (pattern_size) {
+    case 1:
+      if (fits(4)) return shape(4, pattern * 0x01010101u);
+      if (fits(2)) return shape(2, pattern * 0x0101u);
+      return shape(1, pattern);
+    case 2:
+      if (fits(4)) return shape(4, pattern | (pattern << 16));
+      if (fits(2)) return shape(2, pattern);
+      return std::nullopt;
+    default:
+      if (fits(4)) return shape(4, pattern);
+      return std::nullopt;
+  }
+}
+
+CUDA_MEMSET_NODE_PARAMS memset_node_params(void* dst, const MemsetShape& shape) {
+  CUDA_MEMSET_NODE_PARAMS p{};
+  p.dst = reinterpret_cast<CUdeviceptr>(dst);
+  p.value = shape.value;
+  p.elementSize = shape.element_size;
+  p.width = shape.width;
+  p.height = 1;
+  p.pitch = 0;  // unused for one row (and a large row would exceed the largest pitch)
+  return p;
+}
+
+CUDA_MEMCPY3D memcpy_node_params(void* dst, const void* src, size_t size, CopyKind kind) {
+  CUDA_MEMCPY3D p{};
+  if (kind == CopyKind::HostToDevice) {
+    p.srcMemoryType = CU_MEMORYTYPE_HOST;
+    p.srcHost = src;
+  } else {
+    p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.srcDevice = reinterpret_cast<CUdeviceptr>(src);
+  }
+  if (kind == CopyKind::DeviceToHost) {
+    p.dstMemoryType = CU_MEMORYTYPE_HOST;
+    p.dstHost = dst;
+  } else {
+    p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
+  }
+  // One row of one slice: pitches and heights are not read.
+  p.WidthInBytes = size;
+  p.Height = 1;
+  p.Depth = 1;
+  return p;
+}
+
+CUDA_KERNEL_NODE_PARAMS kernel_node_params(CUfunction function, const LaunchConfig& config, void** extra) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = function;
+  p.gridDimX = config.grid.x;
+  p.gridDimY = config.grid.y;
+  p.gridDimZ = config.grid.z;
+  p.blockDimX = config.block.x;
+  p.blockDimY = config.block.y;
+  p.blockDimZ = config.block.z;
+  p.sharedMemBytes = config.dynamic_shared_bytes;
+  p.kernelParams = nullptr;
+  p.extra = extra;
+  p.kern = nullptr;  // func is set: kern and ctx are ignored
+  p.ctx = nullptr;
+  return p;
+}
+
+namespace {
+
+using graph::NodeKind;
+using graph::PlanSync;
+
+// Largest device block an unaligned fill copies its pattern from; bigger
+// fills copy it repeatedly (one memcpy node per block).
+constexpr size_t kPatternBlockBytes = size_t(1) << 20;
+
+class CudaGraphExec final : public graph::GraphExec {
+ public:
+  CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering);
+  ~CudaGraphExec() override;
+
+  void launch(Queue& queue, Event* completion) override;
+  bool running() override;
+  void synchronize() override;
+  void drain() override {}  // the replay runs on the launch queue's stream only
+  void set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) override;
+  void describe(graph::Plan& plan) const override;
+
+ private:
+  struct KernelNode {
+    CUgraphNode handle = nullptr;
+    CUfunction function = nullptr;
+    LaunchConfig config;
+    std::vector<std::byte> args;  // the explicit bytes the kernel takes
+    std::string name;             // "node 3 (kernel 'saxpy')"
+  };
+  // Calls f(params) with the node's parameters (and argument list) alive.
+  template <typename F>
+  CUresult with_params(const KernelNode& k, F&& f) const;
+  // Throws for a failed driver call while building; sticky faults go to the
+  // device.
+  void check(CUresult r, std::string_view call, const std::string& node, const char* file, int line);
+  void release() noexcept;
+
+  CudaDevice& device_;
+  CUgraph graph_ = nullptr;  // kept: exec kernel-node updates name its nodes
+  CUgraphExec exec_ = nullptr;
+  CUevent done_ = nullptr;   // recorded after each replay
+  std::vector<KernelNode> kernels_;
+  std::vector<int32_t> kernel_of_node_;  // node -> index into kernels_, -1 for copies and fills
+  std::vector<void*> pattern_blocks_;    // device memory, for fills no memset can do
+  uint32_t kernel_nodes_ = 0, memcpy_nodes_ = 0, memset_nodes_ = 0, dependencies_ = 0;
+  std::string summary_;        // "CUDA graph, N kernel nodes, ..."
+  std::string kernel_names_;   // for fault messages: "'saxpy' (...)"
+  const std::string* last_kernel_ = nullptr;  // noted on the device at each launch
+  std::vector<PlanSync> sync_;
+
+  std::mutex mutex_;
+  bool launched_ = false;
+  CUstream last_stream_ = nullptr;
+};
+
+#define LRRT_GRAPH_CHECK(call, node) check(cu_graph().call, #call, (node), __FILE__, __LINE__)
+
+void CudaGraphExec::check(CUresult r, std::string_view call, const std::string& node, const char* file, int line) {
+  if (r == CUDA_SUCCESS) return;
+  const std::string what = fmt::format("{}{}{}", node, node.empty() ? "" : ": ", call_name(call));
+  if (cu_is_sticky_fault(r)) device_.fail(r, what, "", file, line);
+  throw_cu_error(r, LR_ERROR_RUNTIME, fmt::format("building the CUDA graph, {}", what), file, line);
+}
+
+template <typename F>
+CUresult CudaGraphExec::with_params(const KernelNode& k, F&& f) const {
+  size_t size = k.args.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(k.args.data()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  // The driver copies the list and the bytes it points to during the call.
+  CUDA_KERNEL_NODE_PARAMS params = kernel_node_params(k.function, k.config, size ? extra : nullptr);
+  return f(params);
+}
+
+CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering) : device_(device) {
+  const auto& nodes = lowering.graph.nodes();
+  const graph::Derived& d = lowering.derived;
+  const uint32_t n = d.node_count;
+  device_.make_current();
+  try {
+    if (n != 0) LRRT_GRAPH_CHECK(cuGraphCreate(&graph_, 0), std::string());
+    kernel_of_node_.assign(n, -1);
+    std::vector<std::vector<CUgraphNode>> handles(n);  // what a successor depends on
+    std::vector<CUgraphNode> deps;
+    std::vector<std::string> names;
+    for (uint32_t v : d.order) {
+      const std::string node_name = graph::describe_node(nodes, v);
+      deps.clear();
+      for (uint32_t p : d.preds[v]) deps.insert(deps.end(), handles[p].begin(), handles[p].end());
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());  // the driver refuses duplicates
+      switch (nodes[v].kind()) {
+        case NodeKind::Kernel: {
+          const auto& step = std::get<graph::KernelStep>(nodes[v].step);
+          auto& kernel = static_cast<CudaKernel&>(*step.kernel);
+          KernelNode k;
+          k.function = kernel.function();
+          k.config = step.config;
+          k.args = step.args;
+          k.name = node_name;
+          // The explicit bytes only (the core accepts trailing padding).
+          if (const KernelInfo& info = kernel.info(); info.has_arg_layout)
+            k.args.resize(std::min<size_t>(k.args.size(), kernel.param_bytes()));
+          if (k.config.dynamic_shared_bytes > 48 * 1024) kernel.ensure_dynamic_shared(k.config.dynamic_shared_bytes);
+          CUgraphNode h = nullptr;
+          CUresult r = with_params(k, [&](const CUDA_KERNEL_NODE_PARAMS& params) {
+            return cu_graph().cuGraphAddKernelNode(&h, graph_, deps.data(), deps.size(), &params);
+          });
+          check(r, "cuGraphAddKernelNode", node_name, __FILE__, __LINE__);
+          k.handle = h;
+          handles[v] = {h};
+          kernel_of_node_[v] = int32_t(kernels_.size());
+          const std::string& kname = kernel.info().name;
+          if (std::find(names.begin(), names.end(), kname) == names.end()) names.push_back(kname);
+          last_kernel_ = &kname;
+          kernels_.push_back(std::move(k));
+          ++kernel_nodes_;
+          break;
+        }
+        case NodeKind::Copy: {
+          const auto& c = std::get<graph::CopyStep>(nodes[v].step);
+          const void* host = c.kind == CopyKind::HostToDevice   ? c.src
+                             : c.kind == CopyKind::DeviceToHost ? static_cast<const void*>(c.dst)
+                                                                : nullptr;
+          if (host && !device_.is_pinned(host, c.size))
+            sync_.push_back({"pageable", int64_t(v),
+                             "the host side is pageable memory: CUDA stages the copy through its own "
+                             "pinned buffer when the node runs (pinned memory, lr_host_malloc, is faster)"});
+          CUDA_MEMCPY3D params = memcpy_node_params(c.dst, c.src, c.size, c.kind);
+          CUgraphNode h = nullptr;
+          LRRT_GRAPH_CHECK(cuGraphAddMemcpyNode(&h, graph_, deps.data(), deps.size(), &params, device_.context()),
+                           node_name);
+          handles[v] = {h};
+          ++memcpy_nodes_;
+          break;
+        }
+        case NodeKind::Fill: {
+          const auto& f = std::get<graph::FillStep>(nodes[v].step);
+          if (auto shape = memset_shape(reinterpret_cast<uintptr_t>(f.dst), f.size, f.pattern, f.pattern_size)) {
+            CUDA_MEMSET_NODE_PARAMS params = memset_node_params(f.dst, *shape);
+            CUgraphNode h = nullptr;
+            LRRT_GRAPH_CHECK(
+                cuGraphAddMemsetNode(&h, graph_, deps.data(), deps.size(), &params, device_.context()), node_name);
+            handles[v] = {h};
+            ++memset_nodes_;
+            if (shape->element_size != f.pattern_size)
+              sync_.push_back({"memset", int64_t(v),
+                               fmt::format("a {}-byte pattern written as {}-byte elements", f.pattern_size,
+                                           shape->element_size)});
+            break;
+          }
+          // A 2- or 4-byte pattern at an address no memset element fits:
+          // copies from a device block holding the pattern.
+          const size_t block = std::min(kPatternBlockBytes, f.size);
+          std::vector<std::byte> pattern(block);
+          for (size_t off = 0; off < block; off += f.pattern_size) std::memcpy(pattern.data() + off, &f.pattern, f.pattern_size);
+          void* device_block = device_.allocate(block);
+          pattern_blocks_.push_back(device_block);
+          device_.copy_sync(device_block, pattern.data(), block, CopyKind::HostToDevice);
+          for (size_t off = 0; off < f.size; off += block) {
+            CUDA_MEMCPY3D params = memcpy_node_params(static_cast<std::byte*>(f.dst) + off, device_block,
+                                                      std::min(block, f.size - off), CopyKind::DeviceToDevice);
+            CUgraphNode h = nullptr;
+            LRRT_GRAPH_CHECK(
+                cuGraphAddMemcpyNode(&h, graph_, deps.data(), deps.size(), &params, device_.context()), node_name);
+            handles[v].push_back(h);
+            ++memcpy_nodes_;
+          }
+          dependencies_ += uint32_t(deps.size() * (handles[v].size() - 1));
+          sync_.push_back({"fill", int64_t(v),
+                           fmt::format("no memset fits a {}-byte pattern at this address: {} device-to-device "
+                                       "memcpy node(s) from a {}-byte pattern block",
+                                       f.pattern_size, handles[v].size(), block)});
+          break;
+        }
+      }
+      dependencies_ += uint32_t(deps.size());
+    }
+    if (graph_) LRRT_GRAPH_CHECK(cuGraphInstantiateWithFlags(&exec_, graph_, 0), std::string());
+    LRRT_CUDA_CHECK_DEVICE(device_, "", cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
+
+    for (size_t i = 0; i < names.size() && i < 4; ++i) kernel_names_ += fmt::format("{}'{}'", i ? " or " : "", names[i]);
+    if (names.size() > 4) kernel_names_ += fmt::format(" (or one of {} more)", names.size() - 4);
+    if (!names.empty()) kernel_names_ += " in a replayed CUDA graph";
+  } catch (...) {
+    release();
+    throw;
+  }
+  summary_ = fmt::format("CUDA graph, {} kernel nodes, {} memcpy, {} memset, {} edges", kernel_nodes_,
+                         memcpy_nodes_, memset_nodes_, dependencies_);
+  sync_.insert(sync_.begin(),
+               {"graph", -1,
+                n == 0 ? std::string("an empty graph: no CUDA graph, an event recorded on the launch stream")
+                       : summary_ + " (a dependency per derived edge, explicit edges included); instantiated "
+                                    "once with cuGraphInstantiateWithFlags, replayed with cuGraphLaunch on the "
+                                    "launch queue's stream"});
+  if (lowering.lanes.count > 1)
+    sync_.push_back({"lanes", -1,
+                     "lanes are not used: the CUDA driver runs independent branches of the graph concurrently"});
+  sync_.push_back({"order", -1,
+                   "a replay launched on another queue than the previous one waits for the previous replay's "
+                   "event (cuStreamWaitEvent)"});
+  sync_.push_back({"completion", -1, "an event recorded on the launch stream after cuGraphLaunch"});
+}
+
+void CudaGraphExec::release() noexcept {
+  device_.make_current();
+  const CudaSymbols& s = cu();
+  if (exec_) cu_graph().cuGraphExecDestroy(exec_);
+  if (graph_) cu_graph().cuGraphDestroy(graph_);
+  if (done_) s.cuEventDestroy(done_);
+  exec_ = nullptr;
+  graph_ = nullptr;
+  done_ = nullptr;
+  for (void* block : pattern_blocks_) {
+    try {
+      device_.free(block);
+    } catch (...) {
+      // A faulted context: nothing to free into.
+    }
+  }
+  pattern_blocks_.clear();
+}
+
+CudaGraphExec::~CudaGraphExec() {
+  try {
+    synchronize();
+  } catch (...) {
+    // Reported by lr_graph_exec_destroy, which synchronizes first.
+  }
+  release();
+}
+
+void CudaGraphExec::launch(Queue& queue, Event* completion) {
+  std::lock_guard lock(mutex_);
+  CUstream stream = static_cast<CudaQueue&>(queue).stream();
+  device_.make_current();
+  // cuGraphLaunch orders launches of one exec itself; the wait says so
+  // explicitly and covers the empty graph, which has no CUDA graph.
+  if (launched_ && stream != last_stream_)
+    LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuStreamWaitEvent(stream, done_, 0));
+  if (exec_) {
+    CUresult r = cu_graph().cuGraphLaunch(exec_, stream);
+    if (r != CUDA_SUCCESS) {
+      if (cu_is_sticky_fault(r)) device_.fail(r, "cuGraphLaunch", kernel_names_, __FILE__, __LINE__);
+      throw Error(cu_status(r, LR_ERROR_RUNTIME),
+                  fmt::format("launching the {} on {} failed (cuGraphLaunch): {} [at {}:{}]", summary_,
+                              device_.description(), cu_error_text(r), file_basename(__FILE__), __LINE__));
+    }
+    if (last_kernel_) device_.note_launch(last_kernel_);
+  }
+  LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
+  launched_ = true;
+  last_stream_ = stream;
+  if (completion) queue.record(*completion);
+}
+
+bool CudaGraphExec::running() {
+  std::lock_guard lock(mutex_);
+  if (!launched_) return false;
+  device_.make_current();
+  CUresult r = cu().cuEventQuery(done_);
+  if (r == CUDA_ERROR_NOT_READY) return true;
+  if (r != CUDA_SUCCESS) device_.fail(r, "cuEventQuery on a CUDA graph replay", kernel_names_, __FILE__, __LINE__);
+  return false;
+}
+
+void CudaGraphExec::synchronize() {
+  std::lock_guard lock(mutex_);
+  if (!launched_) return;
+  device_.make_current();
+  CudaWait target(done_, [&] {
+    return fmt::format("a replay of a {} on {}{}", summary_, device_.description(),
+                       kernel_names_.empty() ? "" : ", running kernel " + kernel_names_);
+  });
+  if (rt::wait(target) == WaitStatus::Complete) return;
+  device_.fail(target.result(), "waiting for a CUDA graph replay (cuEventSynchronize)", kernel_names_, __FILE__,
+               __LINE__);
+}
+
+void CudaGraphExec::set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) {
+  std::lock_guard lock(mutex_);
+  if (node >= kernel_of_node_.size() || kernel_of_node_[node] < 0) return;  // the core checked: a kernel node
+  KernelNode& k = kernels_[size_t(kernel_of_node_[node])];
+  if (offset >= k.args.size()) return;  // padding, never passed
+  const size_t count = std::min(bytes.size(), k.args.size() - offset);
+  std::vector<std::byte> before(k.args.begin() + ptrdiff_t(offset), k.args.begin() + ptrdiff_t(offset + count));
+  std::memcpy(k.args.data() + offset, bytes.data(), count);
+  device_.make_current();
+  CUresult r = with_params(k, [&](const CUDA_KERNEL_NODE_PARAMS& params) {
+    return cu_graph().cuGraphExecKernelNodeSetParams(exec_, k.handle, &params);
+  });
+  if (r == CUDA_SUCCESS) return;
+  std::memcpy(k.args.data() + offset, before.data(), count);  // later replays keep the old bytes
+  if (cu_is_sticky_fault(r))
+    device_.fail(r, fmt::format("{}: cuGraphExecKernelNodeSetParams", k.name), kernel_names_, __FILE__, __LINE__);
+  throw Error(cu_status(r, LR_ERROR_RUNTIME),
+              fmt::format("{}: patching its arguments in the CUDA graph failed (cuGraphExecKernelNodeSetParams): "
+                          "{} [at {}:{}]",
+                          k.name, cu_error_text(r), file_basename(__FILE__), __LINE__));
+}
+
+void CudaGraphExec::describe(graph::Plan& plan) const {
+  plan.lowering = "cuda-graph";
+  plan.sync = sync_;
+}
+
+#undef LRRT_GRAPH_CHECK
+
+}  // namespace
+
+std::unique_ptr<graph::GraphExec> make_cuda_graph_exec(CudaDevice& device, const graph::Lowering& lowering) {
+  if (!cu_graph().available) return nullptr;
+  return std::make_unique<CudaGraphExec>(device, lowering);
+}
+
+}  // namespace lrrt::rt::cuda
