@@ -421,6 +421,9 @@ std::string check_image_for_device(std::span<const std::byte> image, uint32_t de
       device_sm);
   try {
     if (is_cubin(image)) {
+      // The driver trusts an ELF's offsets: a truncated or lying cubin must be
+      // refused here, or cuModuleLoadDataEx reads past the image (SIGSEGV).
+      (void)parse_cubin(image);
       uint32_t sm = cubin_sm(image);
       if (cubin_runs_on(sm, device_sm)) return {};
       return fmt::format("the cubin is built for sm_{} but {} is sm_{}; {}", sm, device, device_sm,
@@ -428,6 +431,8 @@ std::string check_image_for_device(std::span<const std::byte> image, uint32_t de
     }
     if (is_fatbin(image)) {
       FatbinInfo f = parse_fatbin(image);
+      for (const auto& e : f.entries)  // the same for every cubin the driver may pick
+        if (e.kind == FatbinEntry::Kind::Cubin && e.compression.empty()) (void)parse_cubin(e.bytes);
       for (const auto& e : f.entries) {
         if (e.kind == FatbinEntry::Kind::Cubin && cubin_runs_on(e.sm, device_sm)) return {};
         if (e.kind == FatbinEntry::Kind::Ptx && ptx_runs_on(e.sm, device_sm)) return {};
@@ -442,8 +447,9 @@ std::string check_image_for_device(std::span<const std::byte> image, uint32_t de
           "the PTX targets {} but {} is sm_{}; PTX runs only on its target or newer; {}", p.target,
           device, device_sm, fix);
     }
-  } catch (const FormatError&) {
-    return {};  // unreadable: let the driver judge it
+  } catch (const FormatError& e) {
+    if (looks_like_ptx(image)) return {};  // PTX is text: the driver's JIT log explains it better
+    return e.what();
   }
   return {};
 }

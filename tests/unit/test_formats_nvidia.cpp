@@ -297,7 +297,16 @@ TEST_CASE("formats nvidia: garbage") {
   CHECK_THROWS_AS(parse_cubin(junk), FormatError);
   auto truncated = fake_cubin(90);
   truncated.resize(40);
-  CHECK(check_image_for_device(truncated, 90, "d").empty());  // the driver judges it
+  // The driver trusts the ELF's offsets (a cubin cut at 100 bytes crashed
+  // cuModuleLoadDataEx on the H200): refused here, saying why.
+  CHECK(detect_format(truncated) != Format::Cubin);  // the backends refuse it as no code object
+  const auto whole = cubin_with_params().bytes;
+  CHECK(check_image_for_device(whole, 90, "d").empty());
+  for (size_t size : {size_t(64), size_t(100), whole.size() / 2, whole.size() - 1}) {
+    CAPTURE(size);
+    std::vector<std::byte> cut(whole.begin(), whole.begin() + std::ptrdiff_t(size));
+    CHECK(check_image_for_device(cut, 90, "d").find("invalid cubin") != std::string::npos);
+  }
 }
 
 #if defined(LRRT_TEST_NVIDIA_KERNELS)

@@ -791,8 +791,8 @@ TEST_CASE("graph replay: on cuda a CUDA graph of kernel, memcpy and memset nodes
   // 3 copies and the unaligned fill's one block copy; 4 memsets; every derived edge.
   const std::string summary =
       "CUDA graph, 1 kernel nodes, 4 memcpy, 4 memset, " + std::to_string(plan["edges"].size()) + " edges";
-  CHECK(plan["sync"][0]["detail"].get<std::string>().find(summary) != std::string::npos);
-  MESSAGE(plan["sync"][0]["detail"].get<std::string>());
+  CHECK(plan["sync"][0]["why"].get<std::string>().find(summary) != std::string::npos);
+  MESSAGE(plan["sync"][0]["why"].get<std::string>());
   bool fill_copied = false, pageable_named = false;
   for (const auto& sync : plan["sync"]) {
     fill_copied |= sync["kind"] == "fill" && sync["node"] == unaligned;
