@@ -63,6 +63,12 @@ Result plan(const TempDir& dir, const fs::path& manifest, const std::vector<std:
   return run_lrrt(dir, args);
 }
 
+// `lrrt run` on host without timing (0 iterations): verification only.
+Result run_untimed(const TempDir& dir, const fs::path& manifest) {
+  return run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "0", "-q", "-o",
+                        (dir / "out.json").string(), manifest.string()});
+}
+
 const json* find_way(const json& run, const std::string& way) {
   for (const auto& w : run["ways"])
     if (w["way"] == way) return &w;
@@ -118,7 +124,7 @@ TEST_CASE("every bundled sequence runs and verifies three ways on host") {
 
 TEST_CASE("sequence shapes: the chain has 1000 steps from one written step, the pipeline copies and fills") {
   TempDir dir;
-  REQUIRE(run_manifest(dir, kSource / "manifests" / "saxpy_chain.json", {"--iterations", "0"}).rc == 0);
+  REQUIRE(run_untimed(dir, kSource / "manifests" / "saxpy_chain.json").rc == 0);
   json run = results(dir)["runs"][0];
   CHECK(run["sequence"]["steps"] == 1000);
   CHECK(run["sequence"]["written_steps"] == 1);
@@ -136,10 +142,10 @@ TEST_CASE("sequence shapes: the chain has 1000 steps from one written step, the 
 TEST_CASE("a sequence's random inputs are fresh each run") {
   TempDir dir;
   const fs::path m = write_manifest(dir, "m.json", small_sequence());
-  REQUIRE(run_manifest(dir, m, {"--iterations", "0"}).rc == 0);
+  REQUIRE(run_untimed(dir, m).rc == 0);
   const auto seed1 = results(dir)["runs"][0]["buffers"][0]["init"]["random"]["seed"];
   fs::remove(dir / "out.json");
-  REQUIRE(run_manifest(dir, m, {"--iterations", "0"}).rc == 0);
+  REQUIRE(run_untimed(dir, m).rc == 0);
   CHECK(results(dir)["runs"][0]["buffers"][0]["init"]["random"]["seed"] != seed1);
 }
 
@@ -148,7 +154,7 @@ TEST_CASE("a wrong expectation in a sequence exits 1, the results are still writ
   json m = small_sequence();
   // out = 7x, not 0: every element mismatches in every way.
   m["verify"] = json::array({{{"buffer", "out"}, {"expected", {{"values", std::vector<double>(1000, 0.0)}}}}});
-  Result r = run_manifest(dir, write_manifest(dir, "m.json", m), {"--iterations", "0"});
+  Result r = run_untimed(dir, write_manifest(dir, "m.json", m));
   INFO(r.err);
   CHECK(r.rc == 1);
   const json run = results(dir)["runs"][0];
@@ -166,7 +172,7 @@ TEST_CASE("a step that leaves its output partly unwritten fails: outputs start p
   m["sequence"][3]["args"][3]["value"] = 500;
   m["verify"] = json::array({{{"buffer", "out"}, {"expected", {{"values", std::vector<double>(1000, 0.0)}}}}});
   m["verify"][0]["atol"] = 1e30;  // anything finite passes: only the poison fails
-  Result r = run_manifest(dir, write_manifest(dir, "m.json", m), {"--iterations", "0"});
+  Result r = run_untimed(dir, write_manifest(dir, "m.json", m));
   CHECK(r.rc == 1);
   const json run = results(dir)["runs"][0];
   for (const auto& c : run["verification"]["checks"]) CHECK(c["mismatches"] == 500);
@@ -199,7 +205,11 @@ TEST_CASE("bad sequences exit 2 naming the field, with no result file") {
        {"/verify/0/expected/reference", "kernel \"empty\" (/kernels/saxpy) has none"}},
       {"the kernel's argument layout", [](json& j) { j["sequence"][2]["args"].erase(3); },
        {"/sequence/2/args", "step \"right\"", "too few arguments"}},
-      {"a kernel the code object lacks", [](json& j) { j["kernels"]["add"]["kernel"] = "vector_sub"; },
+      {"a kernel the code object lacks",
+       [](json& j) {
+         j["kernels"]["add"]["kernel"] = "vector_sub";
+         j["verify"] = {{"skip", "the kernel is the error"}};
+       },
        {"/kernels/add/kernel", "no kernel \"vector_sub\""}},
   };
   for (const auto& c : cases) {
