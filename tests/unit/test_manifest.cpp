@@ -149,7 +149,8 @@ TEST_CASE("manifest: errors name the field with a JSON pointer") {
   const Case cases[] = {
       {"version", [](json& j) { j["lrrt_manifest"] = 2; }, "/lrrt_manifest", "unsupported"},
       {"no version", [](json& j) { j.erase("lrrt_manifest"); }, "", "lrrt_manifest"},
-      {"unknown top", [](json& j) { j["kernels"] = 1; }, "/kernels", "did you mean \"kernel\""},
+      {"unknown top", [](json& j) { j["kernal"] = 1; }, "/kernal", "did you mean \"kernel\""},
+      {"a sequence field without a sequence", [](json& j) { j["kernels"] = 1; }, "/kernels", "only a sequence manifest"},
       {"missing kernel", [](json& j) { j.erase("kernel"); }, "", "\"kernel\""},
       {"kernel type", [](json& j) { j["kernel"] = 3; }, "/kernel", "expected a string"},
       {"code object key", [](json& j) { j["code_object"] = {{"rocm", "x"}}; }, "/code_object/rocm", "unknown field"},

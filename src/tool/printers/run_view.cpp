@@ -80,9 +80,9 @@ void sequence_layout(Layout& out, const json& dev, const json& r) {
       fields.push_back({way, t.is_object() ? fmt::format("{} per replay, {} per dispatch", format_time_ns(number_of(t, "median_ns")),
                                                          format_time_ns(number_of(t, "per_dispatch_ns")))
                                            : "not timed (0 iterations)"});
-      if (t.is_object()) fields.push_back({"", timing_text(t, r)});
+      if (t.is_object()) fields.push_back({way + " timing", timing_text(t, r)});
       const json& v = member(w, "verification");
-      fields.push_back({"", "verification " + text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
+      fields.push_back({way + " verification", text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
     }
   if (member(r, "eager_over_replay").is_number())
     fields.push_back({"eager / replay", fmt::format("{:.2f}x", number_of(r, "eager_over_replay"))});
