@@ -315,3 +315,49 @@ TEST_CASE("lrrt plan refuses a single-kernel manifest; run --explain adds the pl
   CHECK(r.rc == 0);
   for (const char* s : {"Examples:", "--format", "dot", "host", "RAW", "WAR", "WAW", "explicit"}) CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
 }
+
+TEST_CASE("ranges: a step on half a buffer gets the address of its range; disjoint halves have no edge") {
+  TempDir dir;
+  // z[0, 500) = 3 by a fill of the first half; z[500, 1000) = x + x by a
+  // kernel given the second halves of x and z. x = iota, so the expected
+  // values are known without a reference.
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "kernels": {"add": {"code_object": "@kernels/vector_add.*", "kernel": "vector_add_f32"}},
+    "buffers": [
+      {"name": "x", "type": "f32", "count": 1000, "init": "iota"},
+      {"name": "z", "type": "f32", "count": 1000}
+    ],
+    "sequence": [
+      {"name": "low", "fill": {"buffer": "z", "value": 3, "range": {"offset": 0, "bytes": 2000}}},
+      {"name": "high", "kernel": "add",
+       "args": [{"buffer": "x", "access": "read", "range": {"offset": 2000}},
+                {"buffer": "x", "access": "read", "range": {"offset": 2000}},
+                {"buffer": "z", "access": "write", "range": {"offset": 2000, "bytes": 2000}},
+                {"type": "u32", "value": 500}],
+       "launch": {"workgroup_size": [64], "global_size": [500]}}
+    ]
+  })");
+  std::vector<double> expected(1000);
+  for (size_t i = 0; i < 1000; ++i) expected[i] = i < 500 ? 3.0 : 2.0 * double(i);
+  m["verify"] = json::array({{{"buffer", "z"}, {"expected", {{"values", expected}}}, {"rtol", 0}, {"atol", 0}}});
+  const fs::path path = write_manifest(dir, "m.json", m);
+  Result r = run_untimed(dir, path);
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json run = results(dir)["runs"][0];
+  for (const auto& c : run["verification"]["checks"]) {
+    CHECK(c["status"] == "passed");
+    CHECK(c["compared"] == 1000);
+  }
+  r = plan(dir, path, {"--format", "json"});
+  REQUIRE(r.rc == 0);
+  const json p = json::parse(r.out)["plans"][0]["plan"];
+  CHECK(p["nodes"].size() == 2);
+  CHECK(p["edges"].empty());  // disjoint ranges of one buffer
+  // The sequence reference does not model ranges: it says so.
+  m["verify"][0]["expected"] = {{"reference", "sequence"}};
+  r = run_untimed(dir, write_manifest(dir, "m2.json", m));
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("range") != std::string::npos);
+}
