@@ -361,3 +361,26 @@ TEST_CASE("ranges: a step on half a buffer gets the address of its range; disjoi
   CHECK(r.rc == 2);
   CHECK(r.err.find("range") != std::string::npos);
 }
+
+TEST_CASE("save writes the sequence's final buffers") {
+  TempDir dir;
+  json m = small_sequence();
+  m["save"] = json::array({{{"buffer", "x"}, {"npy", (dir / "x.npy").string()}}, {{"buffer", "out"}, {"npy", (dir / "out.npy").string()}}});
+  Result r = run_untimed(dir, write_manifest(dir, "m.json", m));
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(results(dir)["runs"][0]["saved"].size() == 2);
+  auto floats = [](const fs::path& p) {
+    const std::string bytes = read_text(p);
+    REQUIRE(bytes.size() >= 4000);
+    std::vector<float> v(1000);
+    std::memcpy(v.data(), bytes.data() + bytes.size() - 4000, 4000);  // the data follow the header
+    return v;
+  };
+  const auto x = floats(dir / "x.npy"), out = floats(dir / "out.npy");
+  for (size_t i = 0; i < 1000; ++i) {
+    // out = (t + x) + (t + t) with t = x + x: 7x up to float rounding.
+    const float t = x[i] + x[i];
+    CHECK(out[i] == (t + x[i]) + (t + t));
+  }
+}
