@@ -17,6 +17,7 @@ const char* kFooter = R"(Examples:
   lrrt run manifests/saxpy.json               run, time and verify on the default device
   lrrt run --backend host -o out.json manifests/*.json
   lrrt run manifests/transpose.json --format csv --iterations 100
+  lrrt plan --format dot -o diamond.dot manifests/diamond.json   a sequence's derived graph
 
 Manifests are documented in docs/manifest.md (schema: docs/manifest.schema.json).
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   lrrt::cli::register_inspect(app);
   lrrt::cli::register_bench(app);
   lrrt::cli::register_compare(app);
+  lrrt::cli::register_plan(app);
 
   try {
     app.parse(argc, argv);

@@ -21,6 +21,7 @@ struct RunArgs {
   int iterations = -1;
   int warmup = -1;
   bool no_verify = false;
+  bool explain = false;
 };
 
 void run_command(const RunArgs& a) {
@@ -43,6 +44,7 @@ void run_command(const RunArgs& a) {
   if (a.iterations >= 0) opt.iterations = static_cast<uint32_t>(a.iterations);
   if (a.warmup >= 0) opt.warmup = static_cast<uint32_t>(a.warmup);
   opt.verify = !a.no_verify;
+  opt.explain = a.explain;
   opt.note = [&](const std::string& s) { note(a.common, s); };
 
   nlohmann::json runs = nlohmann::json::array();
@@ -81,14 +83,23 @@ void register_run(CLI::App& app) {
   sub->add_option("--warmup", args->warmup, "Untimed launches before timing (overrides the manifest)")
       ->check(CLI::Range(0, 1000000));
   sub->add_flag("--no-verify", args->no_verify, "Skip verification (reported as skipped)");
+  sub->add_flag("--explain", args->explain,
+                "Sequences: add the replay's plan (the derived graph, lanes and fences, as `lrrt plan` shows it) to the results");
   sub->footer(R"(The verified outputs come from one launch on freshly uploaded inputs; the timed
 launches run afterwards on re-uploaded inputs, so kernels that update buffers in
 place (saxpy) are checked against exactly one application.
+
+A sequence manifest ("sequence": steps) runs three ways, each verified from fresh
+inputs: eagerly (one launch per step), as a replay (recorded once, lr_graph_exec_launch),
+and, with "patch", as replays with a scalar argument changed between them. The
+results give the time per replay and per dispatch of each way and the eager/replay
+ratio; --explain adds the plan (see `lrrt plan --help`).
 
 Examples:
   lrrt run manifests/saxpy.json
   lrrt run --backend host --iterations 100 -o results.json manifests/*.json
   lrrt run --format csv manifests/reduce.json > reduce.csv
+  lrrt run --backend host --explain manifests/diamond.json
 
 Exit codes: 0 ok, 1 verification failed, 2 usage/input error, 3 runtime/device error.)");
   sub->callback([args] { run_command(*args); });

@@ -8,6 +8,7 @@
 
 #include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
+#include "tool/sequence_runner.hpp"
 #include "tool/stats.hpp"
 #include "tool/verify.hpp"
 
@@ -79,6 +80,36 @@ std::vector<uint64_t> time_launches(Prepared& P, uint32_t warmup, uint32_t itera
   return samples;
 }
 
+// The timing object (timing_json plus wall time and bandwidth); null with
+// no iterations.
+json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, uint32_t warmup, uint32_t iterations) {
+  if (iterations == 0) return nullptr;
+  upload(P, initial);
+  uint64_t wall_ns = 0;
+  const std::vector<uint64_t> samples = time_launches(P, warmup, iterations, wall_ns);
+  json timing = timing_json(samples);
+  timing["wall_ns"] = wall_ns;
+  timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
+  if (auto bytes = m.traffic_bytes()) {
+    timing["bytes_per_iteration"] = *bytes;
+    const double median = timing["median_ns"].get<double>();
+    timing["bandwidth_gbps"] = median > 0 ? double(*bytes) / median : 0.0;
+  }
+  return timing;
+}
+
+json launch_json(const Manifest& m) {
+  const auto& L = m.launch;
+  json launch{{"workgroup_size", L.workgroup_size},
+              {"workgroup_count", L.workgroup_count},
+              {"work_items", L.total_workitems()},
+              {"dynamic_shared_bytes", L.dynamic_shared_bytes}};
+  if (L.from_global_size) launch["global_size"] = L.requested;
+  return launch;
+}
+
+}  // namespace
+
 json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds) {
   json out = json::array();
   for (size_t i = 0; i < m.buffers.size(); ++i) {
@@ -101,24 +132,6 @@ std::vector<bool> buffers_read_back(const Manifest& m) {
   return wanted;
 }
 
-// The timing object (timing_json plus wall time and bandwidth); null with
-// no iterations.
-json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, uint32_t warmup, uint32_t iterations) {
-  if (iterations == 0) return nullptr;
-  upload(P, initial);
-  uint64_t wall_ns = 0;
-  const std::vector<uint64_t> samples = time_launches(P, warmup, iterations, wall_ns);
-  json timing = timing_json(samples);
-  timing["wall_ns"] = wall_ns;
-  timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
-  if (auto bytes = m.traffic_bytes()) {
-    timing["bytes_per_iteration"] = *bytes;
-    const double median = timing["median_ns"].get<double>();
-    timing["bandwidth_gbps"] = median > 0 ? double(*bytes) / median : 0.0;
-  }
-  return timing;
-}
-
 // Writes the "save" outputs (the verified launch's) as .npy files.
 json save_outputs(const Manifest& m, const BufferContents& outputs) {
   json saved = json::array();
@@ -129,18 +142,6 @@ json save_outputs(const Manifest& m, const BufferContents& outputs) {
   }
   return saved;
 }
-
-json launch_json(const Manifest& m) {
-  const auto& L = m.launch;
-  json launch{{"workgroup_size", L.workgroup_size},
-              {"workgroup_count", L.workgroup_count},
-              {"work_items", L.total_workitems()},
-              {"dynamic_shared_bytes", L.dynamic_shared_bytes}};
-  if (L.from_global_size) launch["global_size"] = L.requested;
-  return launch;
-}
-
-}  // namespace
 
 json timing_json(const std::vector<uint64_t>& samples_ns) {
   if (samples_ns.empty()) return nullptr;
@@ -158,6 +159,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
   auto note = [&](const std::string& s) {
     if (opt.note) opt.note(s);
   };
+  if (m.sequence) return run_sequence(m, device, opt);
   try {
     // The references the checks name exist (parse_manifest leaves that to
     // the verifier).

@@ -29,6 +29,7 @@ struct RunOptions {
   std::optional<uint32_t> warmup;      // overrides the manifest
   std::optional<uint32_t> iterations;  // overrides the manifest
   bool verify = true;                  // false: verification "skipped" (--no-verify)
+  bool explain = false;                // sequences: add the replay's plan to the result (--explain)
   std::function<void(const std::string&)> note;  // progress messages, may be empty
 };
 
@@ -36,6 +37,14 @@ struct RunOptions {
 // (verification.status == "failed"), not thrown. Input problems throw
 // InputError/ManifestError (exit 2), device problems DeviceError (exit 3).
 nlohmann::json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& options);
+
+// The result's "buffers": every buffer with its init (the seed drawn, for
+// random fills) and access.
+nlohmann::json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds);
+// The buffers to read back after the verified run: the checked and the saved.
+std::vector<bool> buffers_read_back(const Manifest& m);
+// Writes the "save" outputs as .npy files; the result's "saved".
+nlohmann::json save_outputs(const Manifest& m, const BufferContents& outputs);
 
 // Timing statistics over samples in nanoseconds: {"samples", "min_ns",
 // "median_ns", "mean_ns", "stddev_ns", "max_ns"}; null without samples.

@@ -11,10 +11,36 @@
 namespace lrrt::tool {
 
 void check_references(const Manifest& m) {
-  for (const auto& v : m.verify)
-    if (v.kind == VerifySpec::Kind::Reference && !has_reference_op(v.reference))
+  for (const auto& v : m.verify) {
+    if (v.kind != VerifySpec::Kind::Reference) continue;
+    if (v.reference == kSequenceReference) {
+      if (!m.sequence)
+        throw ManifestError(v.pointer + "/expected/reference",
+                            "reference \"sequence\" checks sequence manifests; this manifest runs one kernel (available: " +
+                                reference_op_list() + ")");
+      for (const auto& k : m.sequence->kernels)
+        if (!has_reference_op(k.kernel))
+          throw ManifestError(v.pointer + "/expected/reference",
+                              fmt::format("reference \"sequence\" runs every step's built-in reference, and kernel \"{}\" ({}) has "
+                                          "none (available: {})",
+                                          printable(k.kernel, 80), k.pointer, reference_op_list()));
+      continue;
+    }
+    if (m.sequence)
+      throw ManifestError(v.pointer + "/expected/reference",
+                          fmt::format("a sequence's outputs are checked against {{\"reference\": \"sequence\"}} (every step's "
+                                      "built-in reference in program order), not \"{}\" alone",
+                                      printable(v.reference, 80)));
+    if (!has_reference_op(v.reference))
       throw ManifestError(v.pointer + "/expected/reference",
                           fmt::format("no built-in reference \"{}\" (available: {})", printable(v.reference, 80), reference_op_list()));
+  }
+}
+
+bool uses_sequence_reference(const Manifest& m) {
+  for (const auto& v : m.verify)
+    if (v.kind == VerifySpec::Kind::Reference && v.reference == kSequenceReference) return true;
+  return false;
 }
 
 bool isclose(long double got, long double expected, double rtol, double atol, bool equal_nan) {
@@ -126,6 +152,10 @@ Expected expected_from_values(const VerifySpec& v, const BufferSpec& b) {
 }
 
 Expected expected_from_reference(const VerifySpec& v, const BufferSpec& b, const VerifyInputs& in) {
+  if (v.reference == kSequenceReference) {
+    if (!in.sequence_reference) throw ManifestError(v.pointer + "/expected/reference", "no sequence reference was computed");
+    return {(*in.sequence_reference)[v.buffer], b.type};
+  }
   ReferenceInputs r{in.manifest, in.initial, in.grid, in.block};
   return {compute_reference(v.reference, r, v.buffer, v.pointer), b.type};
 }

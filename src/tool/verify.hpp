@@ -55,10 +55,19 @@ struct VerifyInputs {
   // "reference_backend": the same manifest launched once on `device` from
   // the same initial contents; every buffer's contents after it.
   std::function<BufferContents(const lrrt::Device& device)> run_elsewhere;
+  // A sequence's final buffers computed on the CPU (run_sequence_reference),
+  // for {"reference": "sequence"}.
+  const BufferContents* sequence_reference = nullptr;
 };
 
+// The built-in reference of a whole sequence: every kernel step's built-in
+// reference (named by the kernel's symbol), copies and fills, in program order.
+inline constexpr const char* kSequenceReference = "sequence";
+bool uses_sequence_reference(const Manifest& m);
+
 // Checks what parse_manifest leaves to the verifier: every built-in
-// reference the manifest names exists here. Throws ManifestError naming
+// reference the manifest names exists here (a sequence takes only
+// "sequence"; a single kernel any but "sequence"). Throws ManifestError naming
 // /verify/N/expected/reference.
 void check_references(const Manifest& m);
 

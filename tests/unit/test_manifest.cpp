@@ -1,6 +1,7 @@
 // Manifest parsing: every field, and errors that name the field.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -148,7 +149,8 @@ TEST_CASE("manifest: errors name the field with a JSON pointer") {
   const Case cases[] = {
       {"version", [](json& j) { j["lrrt_manifest"] = 2; }, "/lrrt_manifest", "unsupported"},
       {"no version", [](json& j) { j.erase("lrrt_manifest"); }, "", "lrrt_manifest"},
-      {"unknown top", [](json& j) { j["kernels"] = 1; }, "/kernels", "did you mean \"kernel\""},
+      {"unknown top", [](json& j) { j["kernal"] = 1; }, "/kernal", "did you mean \"kernel\""},
+      {"a sequence field without a sequence", [](json& j) { j["kernels"] = 1; }, "/kernels", "only a sequence manifest"},
       {"missing kernel", [](json& j) { j.erase("kernel"); }, "", "\"kernel\""},
       {"kernel type", [](json& j) { j["kernel"] = 3; }, "/kernel", "expected a string"},
       {"code object key", [](json& j) { j["code_object"] = {{"rocm", "x"}}; }, "/code_object/rocm", "unknown field"},
@@ -299,4 +301,180 @@ TEST_CASE("manifest: NAME.* is the build's file of NAME for the device, best fir
   CHECK(resolve_code_object_path("@kernels/b.*", "host", "x86_64", dir / "k", dir) == dir / "k" / "b.host.so");
   CHECK(build_file_names("b", "hsa", "gfx90a") == std::vector<std::string>{"b.gfx90a.hsaco", "b.bundle.hsaco"});
   fs::remove_all(dir);
+}
+
+// ---- Sequences ---------------------------------------------------------------
+
+namespace {
+
+json sequence_base() {
+  return json::parse(R"({
+    "lrrt_manifest": 1,
+    "kernels": {"saxpy": {"code_object": "k.so"}, "add": {"code_object": {"host": "a.so"}, "kernel": "vector_add_f32"}},
+    "buffers": [
+      {"name": "x", "type": "f32", "count": 100, "init": "random"},
+      {"name": "y", "type": "f32", "count": 100, "init": "random"},
+      {"name": "z", "type": "f32", "count": 100},
+      {"name": "w", "type": "i64", "count": 10}
+    ],
+    "sequence": [
+      {"name": "load", "copy": {"from": "x", "to": "z", "bytes": 40, "to_offset": 8}},
+      {"name": "clear", "fill": {"buffer": "y", "value": 1.5, "range": {"offset": 4, "bytes": 8}}},
+      {"repeat": 3, "steps": [
+        {"name": "step", "kernel": "saxpy",
+         "args": [{"name": "a", "type": "f32", "value": 2},
+                  {"buffer": "x", "access": "read", "range": {"offset": 16, "bytes": 64}},
+                  {"buffer": "y", "access": "read_write"},
+                  {"type": "u32", "value": 100}],
+         "launch": {"workgroup_size": [32], "global_size": [100]}},
+        {"name": "sum", "kernel": "add", "after": ["step", "load"],
+         "args": [{"buffer": "y", "access": "read"}, {"buffer": "y", "access": "read"}, {"buffer": "z", "access": "write"},
+                  {"type": "u32", "value": 100}],
+         "launch": {"workgroup_size": [32], "workgroup_count": [4]}}
+      ]}
+    ],
+    "patch": {"step": "step", "arg": "a", "values": [1, -2.5]},
+    "verify": [{"buffer": "z", "expected": {"reference": "sequence"}}]
+  })");
+}
+
+std::string sequence_error(const json& j, std::string* message = nullptr) {
+  try {
+    parse(j);
+  } catch (const ManifestError& e) {
+    if (message) *message = e.what();
+    return e.pointer();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("manifest: a sequence expands repeat, resolves after to the latest earlier repetition, and parses patch") {
+  const Manifest m = parse(sequence_base());
+  REQUIRE(m.sequence);
+  const Sequence& s = *m.sequence;
+  CHECK(m.name == "sequence");
+  CHECK(m.kernel.empty());
+  CHECK(m.args.empty());
+  REQUIRE(s.kernels.size() == 2);
+  CHECK(s.kernels[0].alias == "add");  // object keys in order
+  CHECK(s.kernels[0].kernel == "vector_add_f32");
+  CHECK(s.kernels[1].kernel == "saxpy");  // defaults to the alias
+  CHECK(s.written_steps == 4);
+  REQUIRE(s.steps.size() == 2 + 3 * 2);
+  CHECK(s.dispatches() == 6);
+  CHECK(s.steps[0].kind == SequenceStep::Kind::Copy);
+  CHECK(s.steps[0].bytes == 40);
+  CHECK(s.steps[0].to_offset == 8);
+  CHECK(s.steps[1].kind == SequenceStep::Kind::Fill);
+  CHECK(s.steps[1].pattern_size == 4);
+  CHECK(s.steps[1].to_offset == 4);
+  CHECK(s.steps[1].bytes == 8);
+  float pattern = 0;
+  std::memcpy(&pattern, s.steps[1].pattern.data(), 4);
+  CHECK(pattern == 1.5f);
+  for (size_t r = 0; r < 3; ++r) {
+    const SequenceStep& k = s.steps[2 + 2 * r];
+    const SequenceStep& sum = s.steps[3 + 2 * r];
+    CHECK(k.label == "step[" + std::to_string(r) + "]");
+    CHECK(k.repetition == r);
+    CHECK(k.written == 2);
+    CHECK(k.args[1].access == Access::Read);
+    CHECK(k.args[1].range_offset == 16);
+    CHECK(k.args[1].range_bytes == 64);
+    CHECK(k.args[2].access == Access::ReadWrite);
+    CHECK(k.args[2].range_bytes == 0);
+    // after: the latest earlier instance of each named step.
+    CHECK(sum.after == std::vector<size_t>{2 + 2 * r, 0});
+    CHECK(sum.launch.workgroup_count[0] == 4);
+  }
+  REQUIRE(s.patch);
+  CHECK(s.patch->written == 2);
+  CHECK(s.patch->arg == 0);
+  REQUIRE(s.patch->values.size() == 2);
+  float v = 0;
+  std::memcpy(&v, s.patch->encoded[1].data(), 4);
+  CHECK(v == -2.5f);
+  // The single-kernel view of a step.
+  const Manifest k = kernel_step_manifest(m, s.steps[3]);
+  CHECK(k.kernel == "vector_add_f32");
+  CHECK(k.code_object.at("host") == "a.so");
+  CHECK(k.args.size() == 4);
+  CHECK(k.buffers.size() == m.buffers.size());
+}
+
+TEST_CASE("manifest: sequence errors name the step and the field") {
+  struct Case {
+    const char* what;
+    std::function<void(json&)> edit;
+    const char* pointer;
+    const char* fragment;
+  };
+  const std::vector<Case> cases = {
+      {"missing access", [](json& j) { j["sequence"][2]["steps"][0]["args"][2].erase("access"); },
+       "/sequence/2/steps/0/args/2", "step \"step\": buffer argument 2 (\"y\") has no access declaration"},
+      {"unknown access", [](json& j) { j["sequence"][2]["steps"][0]["args"][2]["access"] = "modify"; },
+       "/sequence/2/steps/0/args/2/access", "unknown access"},
+      {"access on a scalar", [](json& j) { j["sequence"][2]["steps"][0]["args"][0]["access"] = "read"; },
+       "/sequence/2/steps/0/args/0/access", "only buffer arguments"},
+      {"range past the end", [](json& j) { j["sequence"][2]["steps"][0]["args"][1]["range"]["bytes"] = 400; },
+       "/sequence/2/steps/0/args/1/range/bytes", "past the end"},
+      {"unknown buffer", [](json& j) { j["sequence"][2]["steps"][1]["args"][2]["buffer"] = "nope"; },
+       "/sequence/2/steps/1/args/2/buffer", "no buffer named \"nope\""},
+      {"unknown copy buffer", [](json& j) { j["sequence"][0]["copy"]["to"] = "nope"; }, "/sequence/0/copy/to", "no buffer named"},
+      {"copy too large", [](json& j) { j["sequence"][0]["copy"]["to_offset"] = 396; }, "/sequence/0/copy/bytes", "do not fit"},
+      {"unknown kernel", [](json& j) { j["sequence"][2]["steps"][0]["kernel"] = "gemm"; }, "/sequence/2/steps/0/kernel",
+       "no kernel \"gemm\" in /kernels"},
+      {"unknown after", [](json& j) { j["sequence"][2]["steps"][1]["after"] = {"nope"}; }, "/sequence/2/steps/1/after/0",
+       "no earlier step named \"nope\""},
+      {"after a later step (a cycle)", [](json& j) { j["sequence"][0]["after"] = {"sum"}; }, "/sequence/0/after/0",
+       "comes later in the sequence"},
+      {"after itself", [](json& j) { j["sequence"][1]["after"] = {"clear"}; }, "/sequence/1/after/0", "after itself"},
+      {"repeat 0", [](json& j) { j["sequence"][2]["repeat"] = 0; }, "/sequence/2/repeat", "at least 1"},
+      {"repeat not an integer", [](json& j) { j["sequence"][2]["repeat"] = 2.5; }, "/sequence/2/repeat", "non-negative integer"},
+      {"repeat too large",
+       [](json& j) {
+         j["sequence"][2]["repeat"] = 1000;
+         j["sequence"][2]["steps"] = json::array({{{"repeat", 1000}, {"steps", j["sequence"][2]["steps"]}}});
+       },
+       "/sequence/2/repeat", "exceed the limit"},
+      {"empty repeat", [](json& j) { j["sequence"][2]["steps"] = json::array(); }, "/sequence/2/steps", "non-empty"},
+      {"two kinds in one step", [](json& j) { j["sequence"][0]["fill"] = {{"buffer", "y"}, {"value", 0}}; }, "/sequence/0",
+       "exactly one of"},
+      {"duplicate name", [](json& j) { j["sequence"][1]["name"] = "load"; }, "/sequence/1/name", "duplicate step name"},
+      {"fill value not a 4-byte pattern",
+       [](json& j) { j["sequence"][1]["fill"] = {{"buffer", "w"}, {"value", 1}}; }, "/sequence/1/fill/value", "4-byte pattern"},
+      {"patch of an unknown step", [](json& j) { j["patch"]["step"] = "nope"; }, "/patch/step", "no step named"},
+      {"patch of a buffer argument", [](json& j) { j["patch"]["arg"] = 1; }, "/patch/arg", "only scalars can be patched"},
+      {"patch of an unknown argument", [](json& j) { j["patch"]["arg"] = "b"; }, "/patch/arg", "no argument named \"b\""},
+      {"patch of a copy", [](json& j) { j["patch"]["step"] = "load"; }, "/patch/step", "not a kernel step"},
+      {"patch without values", [](json& j) { j["patch"]["values"] = json::array(); }, "/patch/values", "1 to 1000"},
+      {"patch value out of range",
+       [](json& j) {
+         j["patch"]["arg"] = 3;
+         j["patch"]["values"] = {-1};
+       },
+       "/patch/values/0", "does not fit in u32"},
+      {"patch with a check that cannot follow it",
+       [](json& j) { j["verify"][0]["expected"] = {{"values", std::vector<double>(100, 0.0)}}; }, "/patch", "/verify/0"},
+      {"a single-kernel field in a sequence", [](json& j) { j["kernel"] = "saxpy"; }, "/kernel", "per step"},
+      {"kernels without a sequence",
+       [](json& j) {
+         j.erase("sequence");
+         j.erase("patch");
+       },
+       "/kernels", "only a sequence manifest"},
+      {"an empty sequence", [](json& j) { j["sequence"] = json::array(); }, "/sequence", "non-empty"},
+  };
+  for (const auto& c : cases) {
+    SUBCASE(c.what) {
+      json j = sequence_base();
+      c.edit(j);
+      std::string message;
+      CHECK(sequence_error(j, &message) == c.pointer);
+      INFO(message);
+      CHECK(message.find(c.fragment) != std::string::npos);
+    }
+  }
 }

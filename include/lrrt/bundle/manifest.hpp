@@ -69,6 +69,11 @@ struct ArgSpec {
   std::optional<uint32_t> offset;    // explicit kernarg offset
   std::string name;                  // optional, informative
   std::string pointer;               // "/args/N"
+  // Sequence steps only: how the step touches the buffer, and the part of
+  // it ("range": the kernel gets the address of byte range_offset).
+  Access access = Access::None;
+  uint64_t range_offset = 0;
+  uint64_t range_bytes = 0;          // 0: to the end of the buffer
   uint32_t size() const { return kind == Kind::Buffer ? 8u : static_cast<uint32_t>(dtype_size(type)); }
   uint32_t align() const { return size(); }
 };
@@ -113,6 +118,55 @@ struct SaveSpec {
   std::string pointer;
 };
 
+// A kernel a sequence names ("kernels": {"alias": {"code_object", "kernel"}}).
+struct SequenceKernel {
+  std::string alias;
+  std::map<std::string, std::string> code_object;  // as Manifest::code_object
+  std::string kernel;                              // symbol
+  std::string pointer;                             // "/kernels/<alias>"
+};
+
+// One step of a sequence after `repeat` is expanded. Steps written once in
+// the manifest ("written" steps) may stand for many expanded ones.
+struct SequenceStep {
+  enum class Kind { Kernel, Copy, Fill };
+  Kind kind = Kind::Kernel;
+  size_t written = 0;        // index of the written step (the same for every repetition)
+  std::string name;          // the written step's name
+  uint64_t repetition = 0;   // 0-based, within the innermost enclosing repeat; 0 outside one
+  std::string label;         // name, or name[k] for a repeated step
+  std::string pointer;       // "/sequence/3/steps/0"
+  // Kernel
+  size_t kernel = 0;         // index into Sequence::kernels
+  std::vector<ArgSpec> args;
+  LaunchSpec launch;
+  // Copy (from -> to) and Fill (buffer = to)
+  size_t from = 0, to = 0;
+  uint64_t from_offset = 0, to_offset = 0, bytes = 0;
+  std::array<std::byte, 4> pattern{};  // Fill: the element's bytes, repeated
+  uint32_t pattern_size = 0;
+  // Explicit edges: expanded indices of earlier steps this one follows.
+  std::vector<size_t> after;
+};
+
+// "patch": a scalar argument of one written kernel step (every repetition
+// of it) set to each value in turn between replays.
+struct SequencePatch {
+  size_t written = 0;  // the written step
+  size_t arg = 0;      // index into its args
+  std::vector<long double> values;
+  std::vector<std::array<std::byte, 8>> encoded;  // values in the argument's type
+  std::string pointer = "/patch";
+};
+
+struct Sequence {
+  std::vector<SequenceKernel> kernels;
+  std::vector<SequenceStep> steps;  // expanded, in program order
+  size_t written_steps = 0;
+  std::optional<SequencePatch> patch;
+  uint64_t dispatches() const;      // kernel steps among `steps`
+};
+
 struct Manifest {
   int version = kManifestVersion;
   std::filesystem::path path;      // the manifest file ("" when parsed from a string)
@@ -131,6 +185,9 @@ struct Manifest {
   std::string verify_skip_reason;  // "verify": {"skip": "..."}
   std::vector<SaveSpec> save;
   std::optional<uint64_t> bytes_per_iteration;
+  // Set for a sequence manifest (docs/manifest.md, "Sequences"); code_object,
+  // kernel, args and launch are then empty.
+  std::optional<Sequence> sequence;
 
   const BufferSpec* find_buffer(const std::string& name) const;
   // Bytes moved per launch: bytes_per_iteration, else the sum over buffers
@@ -165,6 +222,14 @@ std::filesystem::path resolve_code_object_path(const std::string& written, const
 // NAME.fatbin, NAME.ptx.
 std::vector<std::string> build_file_names(const std::string& name, const std::string& backend,
                                           const std::string& arch);
+
+// A sequence's kernel step as a single-kernel manifest (its kernel's code
+// object and symbol, its arguments and launch, the sequence's buffers), for
+// LoadedKernel and the built-in references. Pointers stay the step's.
+Manifest kernel_step_manifest(const Manifest& m, const SequenceStep& step);
+
+// Most expanded steps a sequence may have.
+inline constexpr uint64_t kMaxSequenceSteps = 1000000;
 
 // Escapes one JSON-pointer token ("a/b" → "a~1b").
 std::string pointer_token(const std::string& key);

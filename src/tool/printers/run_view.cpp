@@ -27,6 +27,75 @@ uint64_t mismatches(const json& run) {
   return n;
 }
 
+void check_blocks(Layout& out, const json& checks) {
+  if (checks.is_array())
+    for (const auto& c : checks) {
+      // Sequence runs tag each check with the way it verified.
+      const std::string label = c.contains("way") ? text_of(c, "way") + ": " + text_of(c, "buffer") : text_of(c, "buffer");
+      if (text_of(c, "status") == "skipped") {
+        out.fields({{label, "skipped: " + text_of(c, "reason")}}, 1);
+        continue;
+      }
+      out.fields({{label,
+                   fmt::format("{}: {} of {} mismatch(es), max abs err {:.3g}, max rel err {:.3g}  [{}, rtol {:g}, atol {:g}]",
+                               text_of(c, "status"), text_of(c, "mismatches"), text_of(c, "compared"),
+                               number_of(c, "max_abs_error"), number_of(c, "max_rel_error"), text_of(c, "method"),
+                               number_of(c, "rtol"), number_of(c, "atol"))}},
+                 1);
+      std::vector<std::string> first;
+      const json& mm = member(c, "first_mismatches");
+      if (mm.is_array())
+        for (const auto& m : mm) {
+          std::string where = m.contains("coords") ? member(m, "coords").dump() : "[" + text_of(m, "index") + "]";
+          first.push_back(fmt::format("{} got {} expected {}", where, value_text(member(m, "got")),
+                                      value_text(member(m, "expected"))));
+        }
+      if (!first.empty()) out.items(std::move(first), 2);
+    }
+}
+
+std::string timing_text(const json& t, const json& r) {
+  return fmt::format("median {}  min {}  mean {} ± {}  max {}  ({} iterations, {} warm-up)", format_time_ns(number_of(t, "median_ns")),
+                     format_time_ns(number_of(t, "min_ns")), format_time_ns(number_of(t, "mean_ns")),
+                     format_time_ns(number_of(t, "stddev_ns")), format_time_ns(number_of(t, "max_ns")), text_of(r, "iterations"),
+                     text_of(r, "warmup"));
+}
+
+void sequence_layout(Layout& out, const json& dev, const json& r) {
+  const json& seq = member(r, "sequence");
+  out.heading(fmt::format("{}: sequence of {} steps ({} kernel dispatches, {} copies, {} fills) on {} device {} ({}, {})",
+                          text_of(r, "name"), text_of(seq, "steps"), text_of(seq, "dispatches"), text_of(seq, "copies"),
+                          text_of(seq, "fills"), text_of(r, "backend"), text_of(r, "device_index"), text_of(dev, "name"),
+                          text_of(dev, "arch")));
+  std::vector<std::pair<std::string, std::string>> fields;
+  const json& patch = member(seq, "patch");
+  if (patch.is_object())
+    fields.push_back({"patch", fmt::format("argument {} of step {} (kernarg offset {}) takes {} in turn", text_of(patch, "arg"),
+                                           text_of(patch, "step"), text_of(patch, "offset"), member(patch, "values").dump())});
+  const json& ways = member(r, "ways");
+  if (ways.is_array())
+    for (const auto& w : ways) {
+      const json& t = member(w, "timing");
+      const std::string way = text_of(w, "way");
+      fields.push_back({way, t.is_object() ? fmt::format("{} per replay, {} per dispatch", format_time_ns(number_of(t, "median_ns")),
+                                                         format_time_ns(number_of(t, "per_dispatch_ns")))
+                                           : "not timed (0 iterations)"});
+      if (t.is_object()) fields.push_back({way + " timing", timing_text(t, r)});
+      const json& v = member(w, "verification");
+      fields.push_back({way + " verification", text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
+    }
+  if (member(r, "eager_over_replay").is_number())
+    fields.push_back({"eager / replay", fmt::format("{:.2f}x", number_of(r, "eager_over_replay"))});
+  const json& v = member(r, "verification");
+  fields.push_back({"verification", text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
+  out.fields(std::move(fields));
+  check_blocks(out, member(v, "checks"));
+  if (r.contains("plan")) {
+    out.heading("plan", 1);
+    plan_blocks(out, member(r, "plan"), 0);
+  }
+}
+
 }  // namespace
 
 Table run_records(const json& doc) {
@@ -37,6 +106,24 @@ Table run_records(const json& doc) {
   const json& runs = member(doc, "runs");
   if (!runs.is_array()) return t;
   for (const auto& r : runs) {
+    if (text_of(r, "kind") == "sequence") {
+      // One row per way: name/eager, name/replay, name/patched.
+      const json& ways = member(r, "ways");
+      if (ways.is_array())
+        for (const auto& w : ways) {
+          const json& timing = member(w, "timing");
+          uint64_t n = 0;
+          const json& checks = member(member(w, "verification"), "checks");
+          if (checks.is_array())
+            for (const auto& c : checks) n += static_cast<uint64_t>(number_of(c, "mismatches"));
+          t.rows.push_back({text_of(r, "manifest"), text_of(r, "name") + "/" + text_of(w, "way"), text_of(r, "kernel"),
+                            text_of(r, "backend"), text_of(r, "device_index"), device_name, "", text_of(r, "iterations"),
+                            text_of(timing, "min_ns"), text_of(timing, "median_ns"), text_of(timing, "mean_ns"),
+                            text_of(timing, "stddev_ns"), text_of(timing, "max_ns"), "",
+                            text_of(member(w, "verification"), "status"), std::to_string(n)});
+        }
+      continue;
+    }
     const json& timing = member(r, "timing");
     t.rows.push_back({text_of(r, "manifest"), text_of(r, "name"), text_of(r, "kernel"), text_of(r, "backend"),
                       text_of(r, "device_index"), device_name, text_of(member(r, "launch"), "work_items"),
@@ -54,6 +141,15 @@ Layout run_layout(const json& doc) {
   const json& runs = member(doc, "runs");
   if (!runs.is_array()) return out;
   for (const auto& r : runs) {
+    if (text_of(r, "kind") == "sequence") {
+      sequence_layout(out, dev, r);
+      std::vector<std::pair<std::string, std::string>> saved;
+      const json& s = member(r, "saved");
+      if (s.is_array())
+        for (const auto& e : s) saved.push_back({"saved", text_of(e, "buffer") + " -> " + text_of(e, "npy")});
+      if (!saved.empty()) out.fields(std::move(saved));
+      continue;
+    }
     out.heading(fmt::format("{}: kernel {} on {} device {} ({}, {})", text_of(r, "name"), text_of(r, "kernel"),
                             text_of(r, "backend"), text_of(r, "device_index"), text_of(dev, "name"),
                             text_of(dev, "arch")));
@@ -80,29 +176,7 @@ Layout run_layout(const json& doc) {
     const json& v = member(r, "verification");
     fields.push_back({"verification", text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
     out.fields(std::move(fields));
-    const json& checks = member(v, "checks");
-    if (checks.is_array())
-      for (const auto& c : checks) {
-        if (text_of(c, "status") == "skipped") {
-          out.fields({{text_of(c, "buffer"), "skipped: " + text_of(c, "reason")}}, 1);
-          continue;
-        }
-        out.fields({{text_of(c, "buffer"),
-                     fmt::format("{}: {} of {} mismatch(es), max abs err {:.3g}, max rel err {:.3g}  [{}, rtol {:g}, atol {:g}]",
-                                 text_of(c, "status"), text_of(c, "mismatches"), text_of(c, "compared"),
-                                 number_of(c, "max_abs_error"), number_of(c, "max_rel_error"), text_of(c, "method"),
-                                 number_of(c, "rtol"), number_of(c, "atol"))}},
-                   1);
-        std::vector<std::string> first;
-        const json& mm = member(c, "first_mismatches");
-        if (mm.is_array())
-          for (const auto& m : mm) {
-            std::string where = m.contains("coords") ? member(m, "coords").dump() : "[" + text_of(m, "index") + "]";
-            first.push_back(fmt::format("{} got {} expected {}", where, value_text(member(m, "got")),
-                                        value_text(member(m, "expected"))));
-          }
-        if (!first.empty()) out.items(std::move(first), 2);
-      }
+    check_blocks(out, member(v, "checks"));
     std::vector<std::pair<std::string, std::string>> saved;
     const json& s = member(r, "saved");
     if (s.is_array())

@@ -11,6 +11,7 @@ const View* find_view(const nlohmann::json& doc) {
       {"bench", "measurements", bench_records, bench_layout},
       {"compare", "rows", compare_records, compare_layout},
       {"inspect", "objects", inspect_records, inspect_layout},
+      {"plan", "plans", plan_records, plan_layout},
   };
   if (!doc.is_object()) return nullptr;
   std::string kind = text_of(doc, "kind");

@@ -35,6 +35,15 @@ Table compare_records(const nlohmann::json& doc);
 Layout compare_layout(const nlohmann::json& doc);
 Table inspect_records(const nlohmann::json& doc);
 Layout inspect_layout(const nlohmann::json& doc);
+Table plan_records(const nlohmann::json& doc);
+Layout plan_layout(const nlohmann::json& doc);
+
+// A plan entry ({"steps", "buffers", "plan"}) as fields and tables, for the
+// plan view and `lrrt run --explain`.
+void plan_blocks(Layout& out, const nlohmann::json& entry, int depth);
+// A plan document as Graphviz DOT: one cluster per manifest, edges labelled
+// with their hazards (explicit-only edges dashed).
+std::string plan_dot(const nlohmann::json& doc);
 
 // Reading documents without throwing: a member (null when missing or not an
 // object), a field of any type as text, a number.
