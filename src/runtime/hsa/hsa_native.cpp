@@ -250,7 +250,7 @@ class HsaNativeBaseline final : public native::Baseline {
   struct Graph {
     std::vector<Packet> packets;
     bool terminal_barrier = false;  // a barrier-AND carries the completion signal
-    std::array<hsa_signal_t, 4> completions{};
+    std::array<hsa_signal_t, 64> completions{};  // back-to-back replays rarely wait for one
     size_t signals_made = 0;
     uint64_t next = 0;
     std::byte* kernargs = nullptr;

@@ -119,44 +119,58 @@ void measure(Context& c, const Case& k) {
   // Each way runs `replays` replays (or passes of per-launch) from replay
   // number `first` and waits: once at the end, or after every replay when a
   // scalar is patched before each (the patch needs the replay finished).
+  // Each returns the host time spent until the final wait began (the
+  // submission; with patches it includes the waits between replays).
   auto lrrt_replay = [&](size_t replays, uint64_t first) {
+    const double t0 = now_ns();
     for (size_t r = 0; r < replays; ++r) {
       if (k.patch) exec.set_kernargs(nodes[k.patch->step], k.patch->offset, patch_bytes(first + r));
       exec.launch();
       if (k.patch) exec.synchronize();
     }
+    const double submitted = now_ns() - t0;
     exec.synchronize();
+    return submitted;
   };
   auto lrrt_launch = [&](size_t replays, uint64_t first) {
+    const double t0 = now_ns();
     for (size_t r = 0; r < replays; ++r) {
       if (k.patch) set_patch_arg(first + r);
       for (size_t i = 0; i < n; ++i)
         check(lr_launch(k.steps[i].kernel->get(), &configs[i], args[i].data(), args[i].size()), "lr_launch");
       if (k.patch) sync();
     }
+    const double submitted = now_ns() - t0;
     sync();
+    return submitted;
   };
   auto native_replay = [&](size_t replays, uint64_t first) {
+    const double t0 = now_ns();
     for (size_t r = 0; r < replays; ++r) {
       if (k.patch) c.native->patch_graph(ngraph, k.patch->step, k.patch->offset, patch_bytes(first + r));
       c.native->launch_graph(ngraph);
       if (k.patch) c.native->synchronize();
     }
+    const double submitted = now_ns() - t0;
     c.native->synchronize();
+    return submitted;
   };
   auto native_launch = [&](size_t replays, uint64_t first) {
+    const double t0 = now_ns();
     for (size_t r = 0; r < replays; ++r) {
       if (k.patch) set_patch_arg(first + r);
       for (size_t i = 0; i < n; ++i)
         c.native->launch(k.steps[i].native_kernel, k.steps[i].grid, k.steps[i].block, args[i]);
       if (k.patch) c.native->synchronize();
     }
+    const double submitted = now_ns() - t0;
     c.native->synchronize();
+    return submitted;
   };
 
   struct Way {
     std::string impl, mode, api;
-    std::function<void(size_t, uint64_t)> run;
+    std::function<double(size_t, uint64_t)> run;
   };
   std::vector<Way> ways = {
       {"lrrt", "replay", k.patch ? "lr_graph_exec_set_kernargs + lr_graph_exec_launch + lr_graph_exec_synchronize"
@@ -172,22 +186,31 @@ void measure(Context& c, const Case& k) {
   if (k.verify)
     for (const Way& w : ways) k.verify(w.impl + " " + w.mode, [&] { w.run(1, 0); });
 
-  std::vector<uint64_t> replay_count(ways.size(), 0);
+  // v[w]: the way's time per kernel; v[ways + w]: its submission alone.
+  const size_t W = ways.size();
+  std::vector<uint64_t> replay_count(W, 0);
   size_t turn = 0;
-  auto r = sample_multi(so, ways.size(), [&](double* v) {
-    const size_t start = turn++ % ways.size();
-    for (size_t j = 0; j < ways.size(); ++j) {
-      const size_t w = (start + j) % ways.size();
+  auto r = sample_multi(so, 2 * W, [&](double* v) {
+    const size_t start = turn++ % W;
+    for (size_t j = 0; j < W; ++j) {
+      const size_t w = (start + j) % W;
       const double t0 = now_ns();
-      ways[w].run(R, replay_count[w]);
+      const double submitted = ways[w].run(R, replay_count[w]);
       v[w] = (now_ns() - t0) / double(R * n);
+      v[W + w] = submitted / double(R * n);
       replay_count[w] += R;
     }
   });
   const std::string kernels = std::to_string(n);
-  for (size_t w = 0; w < ways.size(); ++w)
+  for (size_t w = 0; w < W; ++w) {
     c.add(k.metric, ways[w].impl, {{"kernels", kernels}, {"mode", ways[w].mode}}, 0, 0,
           ways[w].api + " (per kernel)", std::move(r[w]));
+    // The host's part: until the last submission call returned (not with
+    // patches, whose replays each wait).
+    if (!k.patch)
+      c.add(k.metric, ways[w].impl, {{"kernels", kernels}, {"mode", ways[w].mode}, {"timed", "submit"}}, 0, 0,
+            ways[w].api + " (per kernel, submission only)", std::move(r[W + w]));
+  }
 
   const std::map<std::string, std::string> replay{{"kernels", kernels}, {"mode", "replay"}};
   const std::map<std::string, std::string> per_launch{{"kernels", kernels}, {"mode", "per-launch"}};
@@ -197,6 +220,14 @@ void measure(Context& c, const Case& k) {
             "native graph", native_graph ? "" : fmt::format("{} has no native graph", c.backend));
   c.summary(k.key() + "-per-launch-vs-replay", k.title + ": lrrt per-launch per kernel", ll, "ns", lr,
             "lrrt replay");
+  // Submission per replayed kernel where one replay is one sample (the
+  // host-side work per packet, without waiting for earlier replays).
+  if (R == 1 && !k.patch) {
+    auto submit = replay;
+    submit["timed"] = "submit";
+    c.summary(k.key() + "-replay-submit", k.title + ": lrrt replay submission per kernel",
+              c.median(k.metric, "lrrt", submit), "ns", c.median(k.metric, "native", submit), "native graph");
+  }
 }
 
 // y[i] == y0[i] + coef * x[i] for every element, else throws naming `way`.
