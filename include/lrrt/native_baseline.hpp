@@ -15,6 +15,18 @@
 //   hsa   a raw AQL dispatch packet written to a queue of its own, doorbell
 //         store, and a wait on the completion signal; hsa_amd_memory_async_copy
 //
+// The native graph, the way users build it today (`lrrt bench replay`):
+//   cuda  stream capture of the cuLaunchKernel calls (cuStreamBeginCapture /
+//         cuStreamEndCapture; independent steps forked onto streams of their
+//         own with events, as users capture a fork), cuGraphInstantiate once,
+//         cuGraphLaunch per replay; patches with
+//         cuGraphExecKernelNodeSetParams
+//   hsa   the raw AQL loop: every packet and its kernargs built once, a
+//         replay writes them all (barrier bit where a dependency lies in the
+//         open run of unbarriered packets) and rings the doorbell once;
+//         patches write the kernarg bytes in place
+//   host  none (has_graph() is false)
+//
 // The baseline shares the backend's loaded library and context (no second
 // dlopen); it owns its own stream/queue, modules and memory. Not thread-safe.
 // Failures throw lrrt::Error.
@@ -25,10 +37,20 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lrrt/lrrt.hpp"
 
 namespace lrrt::native {
+
+// One kernel dispatch of a native graph: launch() of those arguments, after
+// the earlier steps listed in `after` (indices into the step list).
+struct GraphStep {
+  int kernel = -1;
+  lr_dim3_t grid{1, 1, 1}, block{1, 1, 1};
+  std::vector<std::byte> args;
+  std::vector<size_t> after;
+};
 
 class Baseline {
  public:
@@ -65,6 +87,22 @@ class Baseline {
     (void)dst, (void)src, (void)size, (void)threads;
     return false;
   }
+
+  // The native graph (see the top of this file). False: the backend has
+  // none, and the graph calls below throw LR_ERROR_NOT_SUPPORTED.
+  virtual bool has_graph() const { return false; }
+  // What build_graph/launch_graph call, in words, for result files.
+  virtual std::string graph_description() const { return "none"; }
+  // Records the steps once as a native graph; returns a handle for the calls
+  // below. `after` must name earlier steps only.
+  virtual int build_graph(std::span<const GraphStep> steps);
+  // Enqueues one replay of the whole graph; synchronize() waits for it.
+  virtual void launch_graph(int graph);
+  // Overwrites bytes [offset, offset + size) of step `step`'s arguments for
+  // later replays (the caller has synchronized the previous replay).
+  virtual void patch_graph(int graph, size_t step, size_t offset, std::span<const std::byte> bytes);
+  // Releases a graph (idle: the caller has synchronized).
+  virtual void destroy_graph(int graph);
 
   virtual void* alloc_device(size_t size) = 0;
   virtual void free_device(void* ptr) = 0;

@@ -39,3 +39,17 @@ std::unique_ptr<Baseline> make_baseline(lrrt::Device device) {
 }
 
 }  // namespace lrrt::native
+
+namespace lrrt::native {
+
+// Backends without a native graph (host) keep these.
+int Baseline::build_graph(std::span<const GraphStep>) {
+  LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "this backend has no native graph");
+}
+void Baseline::launch_graph(int) { LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "this backend has no native graph"); }
+void Baseline::patch_graph(int, size_t, size_t, std::span<const std::byte>) {
+  LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "this backend has no native graph");
+}
+void Baseline::destroy_graph(int) { LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "this backend has no native graph"); }
+
+}  // namespace lrrt::native

@@ -23,6 +23,8 @@ TEST_CASE("bench registry: unique names, a description and a function each, look
     CHECK(&find_benchmark(b.name) == &b);
   }
   CHECK_FALSE(names.count("all"));  // "all" means every one
+  // Retained replay beside the native graph (issue 10; run in tests/cli).
+  CHECK(names.count("replay"));
   try {
     find_benchmark("no-such-benchmark");
     FAIL("expected an error");

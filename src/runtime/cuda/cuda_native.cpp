@@ -4,6 +4,17 @@
 // device's primary context, on a non-blocking stream of its own. Waits are
 // the driver's own blocking calls (cuStreamSynchronize), as a CUDA program
 // would write them.
+//
+// Its native graph is what CUDA users build today: stream capture of the
+// cuLaunchKernel calls. A serial chain is captured on the baseline's stream;
+// independent steps are forked onto streams of their own (an event recorded
+// on the origin stream, waited for by the others) and joined back with
+// events, as users capture a fork. cuGraphInstantiateWithFlags once,
+// cuGraphLaunch per replay, cuStreamSynchronize. Patches go through
+// cuGraphExecKernelNodeSetParams on the node each launch created (read with
+// cuStreamGetCaptureInfo right after it was captured).
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "cuda_device.hpp"
@@ -25,10 +36,14 @@ class CudaNativeBaseline final : public native::Baseline {
   ~CudaNativeBaseline() override {
     const CudaSymbols& s = cu();
     device_.make_current();
+    for (auto& g : graphs_)
+      if (g) release(*g);
     if (stream_) {
       s.cuStreamSynchronize(stream_);
       s.cuStreamDestroy(stream_);
     }
+    for (CUstream lane : lanes_) s.cuStreamDestroy(lane);
+    for (CUevent e : capture_events_) s.cuEventDestroy(e);
     if (blocking_) s.cuEventDestroy(blocking_);
     for (CUmodule m : modules_) s.cuModuleUnload(m);
   }
@@ -54,13 +69,7 @@ class CudaNativeBaseline final : public native::Baseline {
   }
 
   void launch(int kernel, lr_dim3_t grid, lr_dim3_t block, std::span<const std::byte> args) override {
-    // The same call lrrt makes: one packed argument buffer.
-    size_t size = args.size();
-    void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
-                      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
-                    cuLaunchKernel(functions_.at(static_cast<size_t>(kernel)), grid.x, grid.y, grid.z, block.x,
-                                   block.y, block.z, 0, stream_, nullptr, size ? config : nullptr));
+    launch_on(stream_, functions_.at(static_cast<size_t>(kernel)), grid, block, args);
   }
 
   void synchronize() override { LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamSynchronize(stream_)); }
@@ -95,6 +104,138 @@ class CudaNativeBaseline final : public native::Baseline {
     return false;
   }
 
+  bool has_graph() const override {
+    const CudaSymbols& s = cu();
+    return s.cuStreamBeginCapture && s.cuStreamEndCapture && s.cuGraphInstantiateWithFlags && s.cuGraphLaunch &&
+           s.cuGraphExecDestroy && s.cuGraphDestroy;
+  }
+  std::string graph_description() const override {
+    return "stream capture of cuLaunchKernel (cuStreamBeginCapture/EndCapture, forks on streams + events), "
+           "cuGraphInstantiateWithFlags, cuGraphLaunch + cuStreamSynchronize; cuGraphExecKernelNodeSetParams";
+  }
+
+  int build_graph(std::span<const native::GraphStep> steps) override {
+    if (!has_graph()) LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "the CUDA driver lacks the stream-capture graph API");
+    if (steps.empty()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "a native graph needs at least one step");
+    const CudaSymbols& s = cu();
+    device_.make_current();
+    const size_t n = steps.size();
+    // Lanes: a step continues the lane whose last step it waits for, else
+    // takes a lane of its own (lane 0 is the capturing stream).
+    std::vector<size_t> lane(n);
+    std::vector<size_t> lane_last;  // per lane: its last step so far
+    std::vector<bool> signalled(n, false);  // another lane waits for this step
+    for (size_t i = 0; i < n; ++i) {
+      size_t chosen = SIZE_MAX;
+      for (size_t d : steps[i].after) {
+        if (d >= i) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "native graph step {} waits for a later step {}", i, d);
+        if (chosen == SIZE_MAX && lane_last[lane[d]] == d) chosen = lane[d];
+      }
+      if (chosen == SIZE_MAX) {
+        chosen = lane_last.size();
+        lane_last.push_back(i);
+      }
+      lane[i] = chosen;
+      lane_last[chosen] = i;
+      for (size_t d : steps[i].after)
+        if (lane[d] != chosen) signalled[d] = true;
+    }
+    const size_t lanes = lane_last.size();
+    while (lanes_.size() + 1 < lanes) {
+      CUstream extra = nullptr;
+      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamCreate(&extra, CU_STREAM_NON_BLOCKING));
+      lanes_.push_back(extra);
+    }
+    auto stream_of = [&](size_t l) { return l == 0 ? stream_ : lanes_[l - 1]; };
+    // Events: the fork, one per step another lane waits for, one per lane's join.
+    std::vector<size_t> event_of(n, SIZE_MAX);
+    size_t events = 1 + lanes;
+    for (size_t i = 0; i < n; ++i)
+      if (signalled[i]) event_of[i] = events++;
+    while (capture_events_.size() < events) {
+      CUevent e = nullptr;
+      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+      capture_events_.push_back(e);
+    }
+
+    auto g = std::make_unique<Graph>();
+    for (const auto& step : steps) g->steps.push_back({functions_.at(static_cast<size_t>(step.kernel)), step.grid,
+                                                      step.block, step.args, nullptr});
+    // Thread-local mode: lrrt's own threads may call the driver meanwhile.
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    try {
+      const bool record_nodes = capture_info_usable();
+      if (lanes > 1) {
+        LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuEventRecord(capture_events_[0], stream_));
+        for (size_t l = 1; l < lanes; ++l)
+          LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamWaitEvent(stream_of(l), capture_events_[0], 0));
+      }
+      for (size_t i = 0; i < n; ++i) {
+        CUstream on = stream_of(lane[i]);
+        for (size_t d : steps[i].after)
+          if (lane[d] != lane[i])
+            LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamWaitEvent(on, capture_events_[event_of[d]], 0));
+        Step& step = g->steps[i];
+        launch_on(on, step.function, step.grid, step.block, step.args);
+        if (record_nodes) step.node = captured_node(on);
+        if (signalled[i]) LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuEventRecord(capture_events_[event_of[i]], on));
+      }
+      for (size_t l = 1; l < lanes; ++l) {
+        LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuEventRecord(capture_events_[l], stream_of(l)));
+        LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamWaitEvent(stream_, capture_events_[l], 0));
+      }
+    } catch (...) {
+      CUgraph abandoned = nullptr;
+      s.cuStreamEndCapture(stream_, &abandoned);
+      if (abandoned) s.cuGraphDestroy(abandoned);
+      throw;
+    }
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamEndCapture(stream_, &g->graph));
+    try {
+      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuGraphInstantiateWithFlags(&g->exec, g->graph, 0));
+    } catch (...) {
+      release(*g);
+      throw;
+    }
+    graphs_.push_back(std::move(g));
+    return static_cast<int>(graphs_.size() - 1);
+  }
+
+  void launch_graph(int graph) override {
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuGraphLaunch(this->graph(graph).exec, stream_));
+  }
+
+  void patch_graph(int graph, size_t index, size_t offset, std::span<const std::byte> bytes) override {
+    Graph& g = this->graph(graph);
+    if (index >= g.steps.size()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "native graph has no step {}", index);
+    Step& step = g.steps[index];
+    if (!step.node || !cu().cuGraphExecKernelNodeSetParams)
+      LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "this CUDA driver cannot name captured nodes (cuStreamGetCaptureInfo_v3)");
+    if (offset + bytes.size() > step.args.size())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "patch of bytes [{}, {}) outside step {}'s {} argument bytes", offset,
+                 offset + bytes.size(), index, step.args.size());
+    std::copy(bytes.begin(), bytes.end(), step.args.begin() + std::ptrdiff_t(offset));
+    size_t size = step.args.size();
+    void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, step.args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END};
+    CUDA_KERNEL_NODE_PARAMS params{};
+    params.func = step.function;
+    params.gridDimX = step.grid.x;
+    params.gridDimY = step.grid.y;
+    params.gridDimZ = step.grid.z;
+    params.blockDimX = step.block.x;
+    params.blockDimY = step.block.y;
+    params.blockDimZ = step.block.z;
+    params.sharedMemBytes = 0;
+    params.extra = size ? config : nullptr;
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuGraphExecKernelNodeSetParams(g.exec, step.node, &params));
+  }
+
+  void destroy_graph(int graph) override {
+    release(this->graph(graph));
+    graphs_.at(static_cast<size_t>(graph)).reset();
+  }
+
   void* alloc_device(size_t size) override {
     device_.make_current();
     CUdeviceptr p = 0;
@@ -115,11 +256,81 @@ class CudaNativeBaseline final : public native::Baseline {
   }
 
  private:
+  struct Step {
+    CUfunction function;
+    lr_dim3_t grid, block;
+    std::vector<std::byte> args;  // as last set (patches change them)
+    CUgraphNode node;             // its node in the captured graph (null: unknown)
+  };
+  struct Graph {
+    std::vector<Step> steps;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+  };
+  Graph& graph(int handle) {
+    if (handle < 0 || size_t(handle) >= graphs_.size() || !graphs_[size_t(handle)])
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "no native graph {}", handle);
+    return *graphs_[size_t(handle)];
+  }
+  // Waits for the graph's replays (they run on the baseline's stream), then
+  // destroys the exec and the graph.
+  void release(Graph& g) {
+    const CudaSymbols& s = cu();
+    device_.make_current();
+    s.cuStreamSynchronize(stream_);
+    if (g.exec) s.cuGraphExecDestroy(g.exec);
+    if (g.graph) s.cuGraphDestroy(g.graph);
+    g.exec = nullptr;
+    g.graph = nullptr;
+  }
+
+  // The same call lrrt makes: one packed argument buffer.
+  void launch_on(CUstream stream, CUfunction f, lr_dim3_t grid, lr_dim3_t block, std::span<const std::byte> args) {
+    size_t size = args.size();
+    void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
+                      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
+                    cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, stream, nullptr,
+                                   size ? config : nullptr));
+  }
+
+  // cuStreamGetCaptureInfo's signature follows the headers' version (_v3
+  // since 12.3); the resolver asks for min(driver, headers), so it matches
+  // only when the driver is at least as new as the headers' spelling.
+  static bool capture_info_usable() {
+#if CUDA_VERSION >= 12030
+    return cu().cuStreamGetCaptureInfo && cu().driver_version >= 12030;
+#else
+    return false;
+#endif
+  }
+  // The node the last captured call on `stream` created: the capture's
+  // current dependency set is exactly that node.
+  CUgraphNode captured_node(CUstream stream) {
+#if CUDA_VERSION >= 12030
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUgraphNode* deps = nullptr;
+    const CUgraphEdgeData* edges = nullptr;
+    size_t count = 0;
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
+                    cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, &edges, &count));
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || count != 1)
+      LRRT_THROW(LR_ERROR_RUNTIME, "stream capture: expected one node after a launch, found {}", count);
+    return deps[0];
+#else
+    (void)stream;
+    return nullptr;
+#endif
+  }
+
   CudaDevice& device_;
   CUstream stream_ = nullptr;
   CUevent blocking_ = nullptr;
   std::vector<CUmodule> modules_;
   std::vector<CUfunction> functions_;
+  std::vector<std::unique_ptr<Graph>> graphs_;
+  std::vector<CUstream> lanes_;          // capture forks beyond the baseline's stream
+  std::vector<CUevent> capture_events_;  // fork, join and cross-lane events of a capture
 };
 
 }  // namespace

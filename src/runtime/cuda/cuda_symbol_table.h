@@ -53,7 +53,26 @@
   X(cuFuncGetParamInfo)               \
   X(cuFuncGetName)                    \
   X(cuModuleGetFunctionCount)         \
-  X(cuModuleEnumerateFunctions)
+  X(cuModuleEnumerateFunctions)       \
+  LRRT_CUDA_CAPTURE_GRAPH_SYMBOLS(X)
+
+// The native graph of `lrrt bench replay` (cuda_native.cpp): stream capture,
+// instantiation, launch and kernel-node patches. Optional: lrrt itself does not
+// need them, and the baseline reports no native graph without them. The
+// names are spelled as cuda.h maps them (cuStreamBeginCapture is
+// cuStreamBeginCapture_v2, cuStreamGetCaptureInfo _v3,
+// cuGraphExecKernelNodeSetParams _v2), and the resolver asks cuGetProcAddress
+// for the version of the headers; cuGraphInstantiateWithFlags is named
+// explicitly because cuGraphInstantiate changed its signature in CUDA 12.
+#define LRRT_CUDA_CAPTURE_GRAPH_SYMBOLS(X) \
+  X(cuStreamBeginCapture)                  \
+  X(cuStreamEndCapture)                    \
+  X(cuStreamGetCaptureInfo)                \
+  X(cuGraphInstantiateWithFlags)           \
+  X(cuGraphLaunch)                         \
+  X(cuGraphExecKernelNodeSetParams)        \
+  X(cuGraphExecDestroy)                    \
+  X(cuGraphDestroy)
 
 // Graph entry points for the retained-replay lowering (cuda_graph.cpp), each
 // resolved at an explicit API version whose prototype is the one cuda.h

@@ -1,6 +1,9 @@
 // The host backend's native baseline (bench-only, include/lrrt/native_baseline.hpp):
 // the kernel entry called directly, one workgroup after the other on the
 // calling thread, and plain memcpy (also split over N threads of a pool).
+// There is no native graph on the host (has_graph() stays false): a direct
+// sequential call of the entries is already launch(), and `lrrt bench replay`
+// reports that as its native per-launch row.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>

@@ -13,6 +13,7 @@ void copy_bandwidth(Context& c);
 void async_copy_launch(Context& c);
 void double_buffer(Context& c);
 void saxpy_bandwidth(Context& c);
+void replay(Context& c);
 
 const std::vector<Benchmark>& benchmarks() {
   static const std::vector<Benchmark> list = {
@@ -32,6 +33,11 @@ const std::vector<Benchmark>& benchmarks() {
        double_buffer},
       {"saxpy-bandwidth", "saxpy memory traffic in GB/s as a fraction of memcpy bandwidth on the same device",
        saxpy_bandwidth},
+      {"replay",
+       "retained replay (lr_graph_exec_launch) per kernel beside lrrt per-launch, the native graph and native "
+       "per-launch: chains of 1-1024 empty kernels, a diamond, a fan-out of 8 spin kernels (overlap), a 1000-step "
+       "saxpy chain, a replay with a scalar patched before each",
+       replay},
   };
   return list;
 }
