@@ -169,7 +169,9 @@ constexpr uint16_t kBar = 0x0003;
 
 uint16_t scope_bits(const std::string& s) { return s == "system" ? 2 : s == "agent" ? 1 : 0; }
 
-// The header of each planned packet, from the plan's "aql" section.
+// The header of each planned packet, from the plan's "aql" section (lanes
+// without packets, such as a lane only copies were assigned to, left out at
+// the end: they get no queue).
 std::vector<std::vector<uint16_t>> planned_headers(const nlohmann::json& plan) {
   std::vector<std::vector<uint16_t>> out;
   for (const auto& lane : plan["aql"]["lanes"]) {
@@ -178,6 +180,7 @@ std::vector<std::vector<uint16_t>> planned_headers(const nlohmann::json& plan) {
       out.back().push_back(uint16_t((p["type"] == "dispatch" ? 2 : 3) | (p["barrier"].get<bool>() ? 1 << 8 : 0) |
                                     scope_bits(p["acquire"]) << 9 | scope_bits(p["release"]) << 11));
   }
+  while (!out.empty() && out.back().empty()) out.pop_back();
   return out;
 }
 
