@@ -247,7 +247,7 @@ void in_both_orders(Setup& s, Body&& body) {
 
 }  // namespace
 
-TEST_CASE("hsa graph: a 1000-step saxpy chain gives y0 + 1000*a*x in both orders; a dropped edge shows in worst order") {
+TEST_CASE("hsa graph: a 1000-step saxpy chain gives y0 + 1000*a*x in both orders, a dropped edge shows in worst order") {
   Setup s;
   const uint32_t n = 3000, steps = 1000;
   const float a = std::array{0.25f, 0.5f, 2.0f}[rng()() % 3];
@@ -319,7 +319,7 @@ TEST_CASE("hsa graph: a 1000-step saxpy chain gives y0 + 1000*a*x in both orders
   // queue. The edge is only dropped to show that worst order catches it.)
 }
 
-TEST_CASE("hsa graph: a diamond on one and two lanes in both orders; a dropped edge shows in worst order") {
+TEST_CASE("hsa graph: a diamond on one and two lanes in both orders, a dropped edge shows in worst order") {
   Setup s;
   const uint32_t n = 5000;
   auto in = random_whole(n, -100, 100), b0 = random_whole(n, -100, 100), u = random_whole(n, -100, 100);
@@ -396,7 +396,7 @@ TEST_CASE("hsa graph: a diamond on one and two lanes in both orders; a dropped e
   CHECK(wrong_elements() == 0);
 }
 
-TEST_CASE("hsa graph: a two-stage reduction with fills in both orders; a dropped edge shows in worst order") {
+TEST_CASE("hsa graph: a two-stage reduction with fills in both orders, a dropped edge shows in worst order") {
   Setup s;
   const uint32_t block = 256, groups = 256, n = block * groups - 77;  // the last group is partial
   auto in = random_whole(n, -100, 100);
