@@ -43,7 +43,7 @@ std::string kernel_file(const std::string& backend, const std::string& source) {
 // with the runtime initialised.
 std::vector<std::string> replay_backends() {
   std::vector<std::string> out{"host"};
-#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_HSA_KERNELS)
+#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_AMD_KERNELS)
   out.push_back("hsa");
 #endif
   lr_device_t cuda{};
@@ -58,7 +58,9 @@ std::vector<std::string> replay_backends() {
 }
 
 // What instantiation lowers a graph to on each backend.
-std::string expected_lowering(const std::string& backend) { return backend == "cuda" ? "cuda-graph" : "generic"; }
+std::string expected_lowering(const std::string& backend) {
+  return backend == "cuda" ? "cuda-graph" : backend == "hsa" ? "hsa-aql" : "generic";
+}
 
 // The test kernels (tests/kernels) nvcc built next to the host library.
 std::string cuda_error_kernels() {

@@ -4,6 +4,7 @@
 
 #include "hsa_event.hpp"
 #include "hsa_executable.hpp"
+#include "hsa_graph.hpp"
 #include "hsa_queue.hpp"
 
 namespace lrrt::rt::hsa {
@@ -212,6 +213,9 @@ void HsaDevice::release_signal(hsa_signal_t s) {
 
 std::unique_ptr<Queue> HsaDevice::create_queue() { return std::make_unique<HsaQueue>(*this); }
 std::unique_ptr<Event> HsaDevice::create_event() { return std::make_unique<HsaEvent>(*this); }
+std::unique_ptr<graph::GraphExec> HsaDevice::instantiate_graph(const graph::Lowering& lowering) {
+  return make_hsa_graph_exec(*this, lowering);
+}
 std::unique_ptr<Module> HsaDevice::load_module(std::span<const std::byte> image) {
   return std::make_unique<HsaModule>(*this, image);
 }

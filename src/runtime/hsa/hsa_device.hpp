@@ -49,6 +49,8 @@ class HsaDevice final : public Device {
   std::unique_ptr<Queue> create_queue() override;
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
+  // Retained replay as AQL packet blocks (hsa_graph.cpp).
+  std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering) override;
 
   const Context& context() const { return *ctx_; }
   const HsaSymbols& api() const { return ctx_->api; }

@@ -111,13 +111,44 @@ class RingSpaceWait final : public Waitable {
 
 }  // namespace
 
+void wait_ring_space(const HsaSymbols& api, hsa_queue_t* queue, uint64_t last_index, const QueueErrorState& error) {
+  if (last_index - api.hsa_queue_load_read_index_scacquire(queue) < queue->size) return;
+  RingSpaceWait room(api, queue, last_index, error);
+  rt::wait(room);
+}
+
+uint32_t check_dispatch(const HsaKernel& k, const LaunchConfig& c, const DeviceProperties& props) {
+  const KernelInfo& info = k.info_;
+  uint64_t wg = c.block.product();
+  if (wg == 0 || c.grid.product() == 0)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernel '{}': grid and block must not have zero dimensions",
+               info.name);
+  uint32_t max_wg = info.max_workgroup_size ? info.max_workgroup_size : props.max_workgroup_size;
+  if (wg > max_wg || c.block.x > 0xffff || c.block.y > 0xffff || c.block.z > 0xffff)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+               "kernel '{}': workgroup of {}x{}x{} = {} work-items exceeds its maximum of {}",
+               info.name, c.block.x, c.block.y, c.block.z, wg, max_wg);
+  for (int d = 0; d < 3; ++d) {
+    uint64_t n = uint64_t((&c.grid.x)[d]) * (&c.block.x)[d];
+    if (n > UINT32_MAX)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "kernel '{}': grid dimension {} has {} work-items, more than AQL's 2^32-1",
+                 info.name, "xyz"[d], n);
+  }
+  uint64_t group = uint64_t(k.group_segment_size) + c.dynamic_shared_bytes;
+  if (group > props.max_shared_memory_per_workgroup)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+               "kernel '{}' needs {} bytes of LDS ({} static + {} dynamic), more than the {} bytes "
+               "a workgroup can have",
+               info.name, group, k.group_segment_size, c.dynamic_shared_bytes,
+               props.max_shared_memory_per_workgroup);
+  return uint32_t(group);
+}
+
 void* HsaQueue::reserve_packet(uint64_t* index) {
   uint64_t idx = api_.hsa_queue_add_write_index_relaxed(queue_, 1);
   const uint64_t size = queue_->size;
-  if (idx - api_.hsa_queue_load_read_index_scacquire(queue_) >= size) {
-    RingSpaceWait room(api_, queue_, idx, *error_);
-    rt::wait(room);
-  }
+  wait_ring_space(api_, queue_, idx, *error_);
   *index = idx;
   return static_cast<std::byte*>(queue_->base_address) + (idx & (size - 1)) * kAqlPacketBytes;
 }
@@ -171,30 +202,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   if (!k) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the kernel was not loaded by the hsa backend");
   const KernelInfo& info = k->info_;
   check_explicit_args(info, args.size());
-  const auto& props = device_.properties();
-  uint64_t wg = c.block.product();
-  if (wg == 0 || c.grid.product() == 0)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernel '{}': grid and block must not have zero dimensions",
-               info.name);
-  uint32_t max_wg = info.max_workgroup_size ? info.max_workgroup_size : props.max_workgroup_size;
-  if (wg > max_wg || c.block.x > 0xffff || c.block.y > 0xffff || c.block.z > 0xffff)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-               "kernel '{}': workgroup of {}x{}x{} = {} work-items exceeds its maximum of {}",
-               info.name, c.block.x, c.block.y, c.block.z, wg, max_wg);
-  for (int d = 0; d < 3; ++d) {
-    uint64_t n = uint64_t((&c.grid.x)[d]) * (&c.block.x)[d];
-    if (n > UINT32_MAX)
-      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-                 "kernel '{}': grid dimension {} has {} work-items, more than AQL's 2^32-1",
-                 info.name, "xyz"[d], n);
-  }
-  uint64_t group = uint64_t(k->group_segment_size) + c.dynamic_shared_bytes;
-  if (group > props.max_shared_memory_per_workgroup)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-               "kernel '{}' needs {} bytes of LDS ({} static + {} dynamic), more than the {} bytes "
-               "a workgroup can have",
-               info.name, group, k->group_segment_size, c.dynamic_shared_bytes,
-               props.max_shared_memory_per_workgroup);
+  const uint32_t group = check_dispatch(*k, c, device_.properties());
 
   std::lock_guard lock(mutex_);
   throw_if_failed();
@@ -226,7 +234,7 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
 
   uint64_t idx;
   auto* p = static_cast<hsa_kernel_dispatch_packet_t*>(reserve_packet(&idx));
-  encode_dispatch(p, c, k->kernel_object, s.kernarg, uint32_t(group), k->private_segment_size,
+  encode_dispatch(p, c, k->kernel_object, s.kernarg, group, k->private_segment_size,
                   completion);
   publish_packet(p, kDispatchHeader, dispatch_setup(grid_dims(c)));
   ring_doorbell(idx);
@@ -326,6 +334,19 @@ void HsaQueue::record(Event& event) {
   }
   last_signal_ = completion;
   last_ref_ = ev->signal_ref();
+  last_slot_ = nullptr;
+}
+
+void HsaQueue::submit_block(const BlockWriter& write) {
+  std::lock_guard lock(mutex_);
+  throw_if_failed();
+  reap_completed();
+  pending_scratch_.clear();
+  for (auto& cp : copies_) pending_scratch_.push_back(cp.signal);
+  SignalRef done = write(queue_, error_, pending_scratch_);
+  pending_scratch_.clear();
+  last_signal_ = done->handle;
+  last_ref_ = std::move(done);
   last_slot_ = nullptr;
 }
 

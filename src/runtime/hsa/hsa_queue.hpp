@@ -3,14 +3,28 @@
 // dispatch completed, queue errors reported at the next synchronize.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "hsa_event.hpp"
 
 namespace lrrt::rt::hsa {
+
+struct HsaKernel;
+
+// What every dispatch of `kernel` with `config` must satisfy on this device
+// (workgroup and grid sizes, LDS); throws LR_ERROR_INVALID_ARGUMENT naming
+// the kernel. Returns the group segment size the packet carries. Shared by
+// HsaQueue::launch and the graph lowering (hsa_graph.cpp).
+uint32_t check_dispatch(const HsaKernel& kernel, const LaunchConfig& config, const DeviceProperties& props);
+
+// Waits until the packet at write index `last_index` fits in the ring (the
+// packet processor consumed enough); a queue error ends the wait early.
+void wait_ring_space(const HsaSymbols& api, hsa_queue_t* queue, uint64_t last_index, const QueueErrorState& error);
 
 class HsaQueue final : public Queue {
  public:
@@ -22,6 +36,17 @@ class HsaQueue final : public Queue {
             Event* signal) override;
   void record(Event& event) override;
   void synchronize() override;
+
+  // Retained replay (hsa_graph.cpp) writes its packet block for this queue
+  // straight into the ring. Under the queue's lock, after an earlier queue
+  // error is reported: `write` gets the ring, the queue's error state and
+  // the signals of its copies still pending (the block's first barrier-AND
+  // waits for them: the replay follows them) and returns the signal the
+  // block's last packet completes. Later copies and markers of this queue
+  // wait for that signal; later dispatches follow through their barrier bit.
+  using BlockWriter = std::function<SignalRef(hsa_queue_t* ring, const std::shared_ptr<QueueErrorState>& error,
+                                              std::span<const SignalRef> pending_copies)>;
+  void submit_block(const BlockWriter& write);
 
  private:
   struct Slot {
@@ -83,6 +108,7 @@ class HsaQueue final : public Queue {
   SignalRef last_ref_;           // keeps last_signal_ alive when pooled
   std::vector<PendingCopy> copies_;
   std::vector<PendingMarker> markers_;
+  std::vector<SignalRef> pending_scratch_;
   hsa_signal_t barrier_signal_{0};  // completion of dependency barriers
 };
 

@@ -9,6 +9,33 @@
 //
 // Not a GPU model: workgroups run one after another on the processor thread;
 // memory is host memory (so "device" pointers are host-dereferenceable).
+//
+// AQL ordering. Each queue's processor takes packets in ring order. A
+// dispatch with the barrier bit starts only after every earlier packet of its
+// queue finished; one without it may start before earlier packets finish. A
+// barrier-AND packet completes once its dependency signals are 0 and holds
+// back every later packet of its queue until then. The copy engine (one
+// thread) runs async copies in submission order, each after its dependency
+// signals are 0.
+//  - Default mode: dispatches run one at a time in ring order (a legal order,
+//    and the one lrrt's ordinary launches rely on anyway: they set the
+//    barrier bit).
+//  - Worst-order mode (LRRT_TEST_WORST_ORDER=1 at hsa_init, or
+//    lrrt_hsa_standin_set_worst_order): the open run of dispatches (a
+//    dispatch and the following ones without barrier bit) is held back and
+//    run later packets first, when it ends: at a packet with the barrier bit,
+//    at a barrier-AND whose signals are not yet complete (the run finishes
+//    before it waits; one that is complete lets the run go on), or when the
+//    queue has no more packets. Before each dispatch runs and before a
+//    barrier-AND looks at its signals, every copy that could run now runs
+//    (copies as early as legal). Deterministic: the order
+//    depends only on the packets and signals, not on timing, as long as a
+//    replay's copies are submitted before its packets (lrrt's hsa lowering
+//    does) and all its packets are on one queue (several queues' processors
+//    run concurrently). A missing barrier bit or dependency signal then
+//    shows as a wrong result: a consumer runs before its producer, or a copy
+//    reads a buffer before the dispatch that writes it. Counter
+//    "dispatches_reordered" counts dispatches that ran before an earlier one.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <hsa/hsa.h>
@@ -24,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +100,8 @@ State& state() {
   static State s;
   return s;
 }
+// Counted on the producer's hot path: atomics, not the counter map.
+std::atomic<uint64_t> doorbell_rings{0}, write_index_adds{0};
 void count(const char* name, uint64_t n = 1) {
   std::lock_guard l(state().mutex);
   state().counters[name] += n;
@@ -108,6 +138,7 @@ Faults faults() {
 struct SSignal {
   std::atomic<int64_t> value;
   std::atomic<int> waiters{0};
+  bool doorbell = false;  // a queue's doorbell: stores to it are counted
   std::mutex m;
   std::condition_variable cv;
   uint64_t start = 0, end = 0;  // profiling, ns
@@ -364,19 +395,72 @@ void complete(hsa_signal_t s, uint64_t start, const std::string& kernel = {}) {
   x->sub(1);
 }
 
+// Worst-order mode (LRRT_TEST_WORST_ORDER=1 at hsa_init, or
+// lrrt_hsa_standin_set_worst_order): see the top of the file.
+std::atomic<bool> worst_order{false};
+bool copy_engine_quiet();
+
+struct Deferred {
+  hsa_kernel_dispatch_packet_t packet;
+  uint16_t header;
+};
+
+// Runs a dispatch and completes its signal; false when the queue failed.
+bool execute(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t header) {
+  uint64_t start = now_ns();
+  if (!run_dispatch(q, p, header)) return false;
+  auto* k = reinterpret_cast<SKernel*>(p.kernel_object);
+  complete(p.completion_signal, start, k->info.name);
+  return true;
+}
+
 void processor(SQueue* q) {
   auto* doorbell = sig(q->q.doorbell_signal);
   const uint64_t size = q->q.size;
+  // Packets [read, next) were taken from the ring; in worst-order mode the
+  // dispatches among them that have not run yet are `deferred` (started,
+  // from AQL's point of view, but not finished). Their slots are released
+  // once they ran.
+  uint64_t next = q->read.load(std::memory_order_relaxed);
+  std::vector<Deferred> deferred;
+  auto release = [&] {
+    for (uint64_t r = q->read.load(std::memory_order_relaxed); r < next; ++r) {
+      auto* word = reinterpret_cast<uint32_t*>(static_cast<std::byte*>(q->ring) + (r & (size - 1)) * 64);
+      std::atomic_ref<uint32_t>(*word).store(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE,
+                                             std::memory_order_release);
+    }
+    q->read.store(next, std::memory_order_release);
+  };
+  // Runs the deferred dispatches, the latest first; false when one failed.
+  auto finish_deferred = [&] {
+    if (deferred.size() > 1) count("dispatches_reordered", deferred.size() - 1);
+    for (size_t i = deferred.size(); i-- > 0;) {
+      // Copy-engine work that may run now runs first: as early as legal.
+      while (!copy_engine_quiet()) std::this_thread::yield();
+      if (!execute(q, deferred[i].packet, deferred[i].header)) {
+        deferred.clear();
+        return false;
+      }
+    }
+    deferred.clear();
+    return true;
+  };
   while (!q->stop.load()) {
-    uint64_t r = q->read.load(std::memory_order_relaxed);
-    // Doorbell holds the last index written; wait until it reaches r.
-    int64_t db = doorbell->wait(HSA_SIGNAL_CONDITION_GTE, int64_t(r), 20'000'000);
     if (q->dead.load()) {  // a failed queue consumes nothing more
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       continue;
     }
-    if (db < int64_t(r)) continue;
-    auto* slot = static_cast<std::byte*>(q->ring) + (r & (size - 1)) * 64;
+    // Doorbell holds the last index written; wait until it reaches next.
+    // With dispatches deferred, nothing more to start now ends their run.
+    int64_t db = deferred.empty() ? doorbell->wait(HSA_SIGNAL_CONDITION_GTE, int64_t(next), 20'000'000)
+                                  : doorbell->value.load();
+    if (db < int64_t(next)) {
+      if (!deferred.empty()) {
+        if (finish_deferred()) release();
+      }
+      continue;
+    }
+    auto* slot = static_cast<std::byte*>(q->ring) + (next & (size - 1)) * 64;
     auto* word = reinterpret_cast<uint32_t*>(slot);
     uint32_t hw = std::atomic_ref<uint32_t>(*word).load(std::memory_order_acquire);
     uint16_t header = uint16_t(hw & 0xffff);
@@ -385,18 +469,36 @@ void processor(SQueue* q) {
       std::this_thread::yield();  // doorbell rung before the header landed: a producer bug, or a race
       continue;
     }
-    uint64_t start = now_ns();
+    const bool barrier = (header >> HSA_PACKET_HEADER_BARRIER) & 1;
+    if (barrier) count("packets_barrier_bit");
     if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
       hsa_kernel_dispatch_packet_t p;
       std::memcpy(&p, slot, sizeof p);
       count("packets_dispatch");
-      if (!run_dispatch(q, p, header)) continue;  // dead: stop consuming
-      auto* k = reinterpret_cast<SKernel*>(p.kernel_object);
-      complete(p.completion_signal, start, k->info.name);
+      // The barrier bit: every earlier packet of the queue finished first.
+      if (barrier && !finish_deferred()) continue;  // dead: stop consuming
+      if (worst_order.load(std::memory_order_relaxed)) {
+        deferred.push_back({p, header});
+        ++next;
+        continue;
+      }
+      if (!execute(q, p, header)) continue;
     } else if (type == HSA_PACKET_TYPE_BARRIER_AND) {
       hsa_barrier_and_packet_t p;
       std::memcpy(&p, slot, sizeof p);
       count("packets_barrier_and");
+      // With the barrier bit, earlier packets finish first. Without it, held
+      // back dispatches stay held back if the signals are already complete
+      // (every copy that can run has run); else they run before it waits
+      // (one of them may be what it waits for).
+      if (barrier && !finish_deferred()) continue;
+      if (!deferred.empty()) {
+        while (!copy_engine_quiet()) std::this_thread::yield();
+        bool ready = true;
+        for (auto d : p.dep_signal) ready &= !d.handle || sig(d)->value.load() == 0;
+        if (!ready && !finish_deferred()) continue;
+      }
+      uint64_t start = now_ns();
       for (auto d : p.dep_signal)
         while (d.handle && !q->stop.load() &&
                sig(d)->wait(HSA_SIGNAL_CONDITION_EQ, 0, 20'000'000) != 0) {
@@ -408,10 +510,9 @@ void processor(SQueue* q) {
       queue_fail(q, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
       continue;
     }
-    // Release the slot: header back to INVALID, then advance the read index.
-    std::atomic_ref<uint32_t>(*word).store(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE,
-                                           std::memory_order_release);
-    q->read.store(r + 1, std::memory_order_release);
+    // Release the slot(s): header back to INVALID, then advance the read index.
+    ++next;
+    release();
   }
 }
 
@@ -432,6 +533,22 @@ struct CopyEngine {
   // Test hook: queued copies wait until released, so that a test can enqueue
   // work that depends on a copy before the copy can possibly have finished.
   bool held = false;
+  // The copy taken from `tasks` and not finished, if any (worst-order mode
+  // asks whether the engine could make progress now).
+  std::optional<CopyTask> current;
+  static bool ready(const CopyTask& t) {
+    for (auto d : t.deps)
+      if (sig(d)->value.load() != 0) return false;
+    return true;
+  }
+  // True when no copy can make progress now: none queued or in progress
+  // whose dependencies are all complete (or copies are held).
+  bool quiet() {
+    std::lock_guard l(m);
+    if (held) return true;
+    if (current) return !ready(*current);
+    return tasks.empty() || !ready(tasks.front());
+  }
   void run() {
     for (;;) {
       CopyTask t;
@@ -439,7 +556,8 @@ struct CopyEngine {
         std::unique_lock l(m);
         cv.wait(l, [&] { return stop || (!tasks.empty() && !held); });
         if (stop && tasks.empty()) return;
-        t = std::move(tasks.front());
+        t = tasks.front();
+        current = std::move(tasks.front());
         tasks.pop_front();
       }
       for (auto d : t.deps)
@@ -450,10 +568,18 @@ struct CopyEngine {
       count("copies");
       count("copy_bytes", t.size);
       complete(t.completion, start);
+      std::lock_guard l(m);
+      current.reset();
     }
   }
 };
 CopyEngine* copy_engine = nullptr;
+
+bool copy_engine_quiet() {
+  if (!worst_order.load(std::memory_order_relaxed)) return true;
+  std::lock_guard l(state().mutex);
+  return !copy_engine || copy_engine->quiet();
+}
 
 bool known_range(const void* p, size_t size) {
   auto a = reinterpret_cast<uintptr_t>(p);
@@ -484,6 +610,7 @@ std::string isa_processor() {
 EXPORT hsa_status_t hsa_init() {
   if (const char* f = std::getenv("LRRT_HSA_STANDIN_FAULT")) set_faults(f);
   if (const char* i = std::getenv("LRRT_HSA_STANDIN_ISA"); i && *i) state().isa = i;
+  if (const char* w = std::getenv("LRRT_TEST_WORST_ORDER"); w && *w) worst_order.store(std::strcmp(w, "0") != 0);
   if (faults().init_fail) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   std::lock_guard l(state().mutex);
   if (state().init_count++ == 0) {
@@ -688,8 +815,14 @@ EXPORT hsa_status_t hsa_signal_destroy(hsa_signal_t s) {
   return HSA_STATUS_SUCCESS;
 }
 EXPORT hsa_signal_value_t hsa_signal_load_relaxed(hsa_signal_t s) { return sig(s)->value.load(); }
-EXPORT void hsa_signal_store_relaxed(hsa_signal_t s, hsa_signal_value_t v) { sig(s)->store(v); }
-EXPORT void hsa_signal_store_screlease(hsa_signal_t s, hsa_signal_value_t v) { sig(s)->store(v); }
+EXPORT void hsa_signal_store_relaxed(hsa_signal_t s, hsa_signal_value_t v) {
+  if (sig(s)->doorbell) doorbell_rings.fetch_add(1, std::memory_order_relaxed);
+  sig(s)->store(v);
+}
+EXPORT void hsa_signal_store_screlease(hsa_signal_t s, hsa_signal_value_t v) {
+  if (sig(s)->doorbell) doorbell_rings.fetch_add(1, std::memory_order_relaxed);
+  sig(s)->store(v);
+}
 EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t s, hsa_signal_condition_t c,
                                                    hsa_signal_value_t cmp, uint64_t timeout,
                                                    hsa_wait_state_t) {
@@ -713,6 +846,7 @@ EXPORT hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue
   q->q.features = HSA_QUEUE_FEATURE_KERNEL_DISPATCH;
   q->q.base_address = q->ring;
   hsa_signal_create(-1, 0, nullptr, &q->q.doorbell_signal);
+  sig(q->q.doorbell_signal)->doorbell = true;
   q->q.size = size;
   q->q.id = next_id++;
   q->callback = cb;
@@ -741,6 +875,7 @@ EXPORT uint64_t hsa_queue_load_write_index_relaxed(const hsa_queue_t* q) {
   return squeue(const_cast<hsa_queue_t*>(q))->write.load(std::memory_order_relaxed);
 }
 EXPORT uint64_t hsa_queue_add_write_index_relaxed(const hsa_queue_t* q, uint64_t v) {
+  write_index_adds.fetch_add(1, std::memory_order_relaxed);
   return squeue(const_cast<hsa_queue_t*>(q))->write.fetch_add(v, std::memory_order_relaxed);
 }
 
@@ -863,8 +998,13 @@ EXPORT void lrrt_hsa_standin_reset() {
   uint64_t live = state().counters["live_allocations"];
   state().counters.clear();
   state().counters["live_allocations"] = live;
+  doorbell_rings.store(0);
+  write_index_adds.store(0);
 }
+EXPORT void lrrt_hsa_standin_set_worst_order(int on) { worst_order.store(on != 0); }
 EXPORT uint64_t lrrt_hsa_standin_counter(const char* name) {
+  if (std::strcmp(name, "doorbell_rings") == 0) return doorbell_rings.load();
+  if (std::strcmp(name, "write_index_adds") == 0) return write_index_adds.load();
   std::lock_guard l(state().mutex);
   auto it = state().counters.find(name);
   return it == state().counters.end() ? 0 : it->second;

@@ -49,7 +49,16 @@ typedef void (*lrrt_hsa_standin_reset_fn)(void);
  * (queued copies then run in order). Makes "has the copy finished yet?"
  * deterministic for tests that count the packets lrrt emits. */
 typedef void (*lrrt_hsa_standin_hold_copies_fn)(int hold);
-/* Counters: packets processed by type, copies, live allocations. */
+/* Nonzero: worst-order mode (also $LRRT_TEST_WORST_ORDER=1 at hsa_init): the
+ * processor runs each open run of dispatches without barrier bit later
+ * packets first, and copies as early as their signals allow (standin.cpp
+ * describes the model). 0: dispatches in ring order. */
+typedef void (*lrrt_hsa_standin_set_worst_order_fn)(int on);
+/* Counters: packets processed by type ("packets_dispatch",
+ * "packets_barrier_and", "packets_barrier_bit": packets with the barrier bit),
+ * "dispatches_reordered", "doorbell_rings" (stores to any queue's doorbell),
+ * "write_index_adds" (hsa_queue_add_write_index_relaxed calls), "copies",
+ * "copy_bytes", "queue_errors", "live_allocations". */
 typedef uint64_t (*lrrt_hsa_standin_counter_fn)(const char *name);
 
 #ifdef __cplusplus

@@ -1,0 +1,596 @@
+// The hsa lowering of retained replay (hsa_graph.hpp). What is built once, at
+// instantiation: plan_aql's packets as 64-byte images (kernarg address,
+// geometry, dependency and completion signals in place), one kernarg buffer
+// per dispatch (explicit and hidden arguments, packed by kernargs.cpp as for
+// an ordinary launch), the plan's signals, the queues of lanes 1.., pinned
+// blocks for fills and for pageable host memory in copies. What a replay
+// does: wait for the previous replay of the exec, reset the signals, start
+// the copy-engine operations (they wait for their signals), then per queue
+// wait until the block fits in the ring, reserve it with one write-index add,
+// copy the bodies, release-store each header, ring the doorbell once.
+#include "hsa_graph.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "aql.hpp"
+#include "graph/aql_plan.hpp"
+#include "hsa_event.hpp"
+#include "hsa_executable.hpp"
+#include "hsa_queue.hpp"
+#include "kernargs.hpp"
+#include "wait.hpp"
+
+namespace lrrt::rt::hsa {
+namespace {
+
+using graph::AqlPacket;
+using graph::NodeKind;
+
+// Largest pinned block a fill copies from; bigger fills copy it repeatedly.
+constexpr size_t kFillBlockBytes = size_t(1) << 20;
+constexpr size_t kKernargAlign = 64;
+
+hsa_fence_scope_t fence(graph::FenceScope s) { return hsa_fence_scope_t(uint8_t(s)); }
+
+void lane_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
+  auto* state = static_cast<QueueErrorState*>(data);
+  state->status.store(int(status));
+  state->failed.store(true, std::memory_order_release);
+}
+
+// One packet as it is copied into a ring slot: the body (bytes 4..63) and
+// the header word published last.
+struct Image {
+  alignas(64) std::array<std::byte, kAqlPacketBytes> bytes{};
+  uint16_t header = 0;
+  uint16_t setup = 0;
+};
+
+struct Lane {
+  std::vector<Image> images;
+  std::vector<int64_t> nodes;  // per image: the dispatch's node, -1 for a barrier-AND
+  hsa_queue_t* queue = nullptr;  // lanes 1..: owned; lane 0: the launch queue's ring, at the last launch
+  std::shared_ptr<QueueErrorState> error;
+  uint64_t block_start = 0;  // write index of the last replay's first packet
+  uint64_t block_size = 0;
+  uint32_t joins = 0;  // lane 0: barrier-AND packets for the launch queue's pending copies
+};
+
+// A copy or fill on the copy engine.
+struct EngineOp {
+  struct Chunk {
+    void* dst;
+    const void* src;
+    size_t size;
+  };
+  uint32_t node = 0;
+  std::string name;
+  std::vector<Chunk> chunks;  // a fill larger than its block copies it several times
+  hsa_agent_t dst_agent{0}, src_agent{0};
+  std::vector<hsa_signal_t> waits;
+  uint32_t completion = 0;  // plan signal index
+  // Pageable host memory goes through pinned staging: the source is read
+  // when the replay is launched, the destination written before launch returns.
+  const void* stage_in = nullptr;
+  void* stage_out = nullptr;
+  void* staging = nullptr;
+  size_t size = 0;
+};
+
+class HsaGraphExec final : public graph::GraphExec {
+ public:
+  HsaGraphExec(HsaDevice& device, const graph::Lowering& lowering);
+  ~HsaGraphExec() override;
+
+  void launch(Queue& queue, Event* completion) override;
+  bool running() override;
+  void synchronize() override;
+  void drain() override;
+  void set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) override;
+  void describe(graph::Plan& plan) const override;
+
+ private:
+  class ReplayWait;
+  void encode(const graph::Graph& graph);
+  void build_engine_op(const graph::Graph& graph, const graph::AqlEngineOp& op);
+  hsa_signal_t signal(int64_t index) const;
+  // Writes `lane`'s images (after `joins` barrier-AND packets waiting for
+  // `pending`) to its ring as one block and rings the doorbell.
+  void write_block(Lane& lane, std::span<const SignalRef> pending);
+  void submit_engine_ops();
+  // Waits for the last replay; throws its failure (unlocked: callers hold mutex_).
+  void wait_replay();
+  bool failed_lane(uint32_t* lane) const;
+  std::string pending_work() const;
+  void abandon();
+
+  HsaDevice& device_;
+  const HsaSymbols& api_;
+  const Context& ctx_;
+  graph::AqlPlan plan_;
+  uint32_t node_count_ = 0;
+  std::vector<std::string> names_;       // per node, for messages
+  std::vector<SignalRef> signals_;       // per plan signal; null for replay_done (one per replay)
+  std::vector<hsa_signal_value_t> initial_;
+  std::vector<Lane> lanes_;
+  std::vector<EngineOp> ops_;
+  std::vector<void*> host_blocks_;       // fill patterns and staging, pinned
+  std::byte* kernargs_ = nullptr;        // one kernarg-pool allocation, a slice per dispatch
+  struct KernargSlice {
+    std::byte* data = nullptr;
+    size_t explicit_bytes = 0;
+  };
+  std::vector<KernargSlice> kernarg_of_;  // per node
+  size_t terminal_ = 0;                   // lane 0 image carrying the replay's completion
+
+  std::mutex mutex_;
+  SignalRef done_;                        // the last replay's completion
+  std::vector<SignalRef> keep_;           // pending copies its first packet waits for
+  std::string failure_;                   // set once a replay failed: the exec is unusable
+  std::vector<hsa_signal_t> join_scratch_;
+};
+
+// The last replay's completion signal as rt::wait sees it: complete below 1,
+// failed when one of the exec's queues reported an error.
+class HsaGraphExec::ReplayWait final : public Waitable {
+ public:
+  explicit ReplayWait(const HsaGraphExec& exec) : exec_(exec) {}
+  WaitStatus poll() override {
+    if (exec_.api_.hsa_signal_load_relaxed(exec_.done_->handle) < 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return WaitStatus::Complete;
+    }
+    return exec_.failed_lane(nullptr) ? WaitStatus::Failed : WaitStatus::Pending;
+  }
+  WaitStatus spin(std::chrono::nanoseconds limit) override {
+    if (limit.count() <= 0) return poll();
+    return wait_in(HSA_WAIT_STATE_ACTIVE, limit);
+  }
+  WaitStatus block(std::chrono::nanoseconds limit) override { return wait_in(HSA_WAIT_STATE_BLOCKED, limit); }
+  std::chrono::nanoseconds slice() const override { return std::chrono::milliseconds(5); }
+  std::string describe() const override { return exec_.pending_work(); }
+
+ private:
+  WaitStatus wait_in(hsa_wait_state_t state, std::chrono::nanoseconds limit) {
+    const uint64_t ticks = limit == kForever ? UINT64_MAX
+                                             : std::max<uint64_t>(1, uint64_t(double(exec_.ctx_.timestamp_frequency) *
+                                                                              double(limit.count()) / 1e9));
+    if (exec_.api_.hsa_signal_wait_scacquire(exec_.done_->handle, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
+      return WaitStatus::Complete;
+    return exec_.failed_lane(nullptr) ? WaitStatus::Failed : WaitStatus::Pending;
+  }
+  const HsaGraphExec& exec_;
+};
+
+HsaGraphExec::HsaGraphExec(HsaDevice& device, const graph::Lowering& lowering)
+    : device_(device),
+      api_(device.api()),
+      ctx_(device.context()),
+      plan_(graph::plan_aql(lowering.graph, lowering.derived, lowering.lanes,
+                            graph::AqlPlanOptions{kBarrierAndMaxDeps})) {
+  const auto& nodes = lowering.graph.nodes();
+  node_count_ = uint32_t(nodes.size());
+  for (uint32_t v = 0; v < node_count_; ++v) names_.push_back(graph::describe_node(nodes, v));
+  try {
+    signals_.resize(plan_.signals.size());
+    initial_.assign(plan_.signals.size(), 1);
+    for (uint32_t i = 0; i < plan_.signals.size(); ++i)
+      if (i != plan_.replay_done) signals_[i] = device_.acquire_signal();
+    for (const auto& op : plan_.engine_ops) build_engine_op(lowering.graph, op);
+    encode(lowering.graph);
+  } catch (...) {
+    for (size_t l = 1; l < lanes_.size(); ++l)
+      if (lanes_[l].queue) api_.hsa_queue_destroy(lanes_[l].queue);
+    for (void* p : host_blocks_) device_.free_host(p);
+    device_.free_kernarg(kernargs_);
+    throw;
+  }
+}
+
+void HsaGraphExec::build_engine_op(const graph::Graph& graph, const graph::AqlEngineOp& planned) {
+  const graph::Node& node = graph.nodes()[planned.node];
+  EngineOp op;
+  op.node = planned.node;
+  op.name = names_[planned.node];
+  op.completion = planned.completion;
+  for (uint32_t s : planned.wait) op.waits.push_back(signal(s));
+  const hsa_agent_t gpu = device_.agent(), cpu = ctx_.cpu_agent;
+  auto pinned_block = [&](size_t bytes) {
+    void* p = device_.allocate_host(bytes);
+    host_blocks_.push_back(p);
+    return p;
+  };
+  if (node.kind() == NodeKind::Fill) {
+    const auto& fill = std::get<graph::FillStep>(node.step);
+    const size_t bytes = std::min(kFillBlockBytes, fill.size);
+    auto* block = static_cast<std::byte*>(pinned_block(bytes));
+    for (size_t off = 0; off < bytes; off += fill.pattern_size) std::memcpy(block + off, &fill.pattern, fill.pattern_size);
+    for (size_t off = 0; off < fill.size; off += bytes)
+      op.chunks.push_back({static_cast<std::byte*>(fill.dst) + off, block, std::min(bytes, fill.size - off)});
+    op.dst_agent = gpu;
+    op.src_agent = cpu;
+    // Each chunk decrements the completion signal once.
+    initial_[op.completion] = hsa_signal_value_t(op.chunks.size());
+  } else {
+    const auto& copy = std::get<graph::CopyStep>(node.step);
+    op.size = copy.size;
+    op.dst_agent = copy.kind == CopyKind::DeviceToHost ? cpu : gpu;
+    op.src_agent = copy.kind == CopyKind::HostToDevice ? cpu : gpu;
+    void* dst = copy.dst;
+    const void* src = copy.src;
+    if (copy.kind == CopyKind::HostToDevice && !device_.is_pinned(src, copy.size)) {
+      op.stage_in = src;
+      op.staging = pinned_block(copy.size);
+      src = op.staging;
+    } else if (copy.kind == CopyKind::DeviceToHost && !device_.is_pinned(dst, copy.size)) {
+      op.stage_out = dst;
+      op.staging = pinned_block(copy.size);
+      dst = op.staging;
+    }
+    op.chunks.push_back({dst, src, copy.size});
+  }
+  ops_.push_back(std::move(op));
+}
+
+hsa_signal_t HsaGraphExec::signal(int64_t index) const {
+  if (index < 0 || uint64_t(index) == plan_.replay_done) return hsa_signal_t{0};
+  return signals_[size_t(index)]->handle;
+}
+
+void HsaGraphExec::encode(const graph::Graph& graph) {
+  const auto& nodes = graph.nodes();
+  // Kernarg slices first: one allocation for every dispatch.
+  struct Dispatch {
+    const HsaKernel* kernel;
+    const graph::KernelStep* step;
+    size_t args;    // explicit bytes passed
+    size_t offset;  // of its slice
+    uint32_t group;
+  };
+  std::vector<Dispatch> dispatch_of(node_count_);
+  size_t total = 0;
+  for (const auto& lane : plan_.lanes)
+    for (const AqlPacket& p : lane) {
+      if (p.type != AqlPacket::Type::Dispatch) continue;
+      const uint32_t v = uint32_t(p.node);
+      const auto& step = std::get<graph::KernelStep>(nodes[v].step);
+      const auto* k = dynamic_cast<const HsaKernel*>(step.kernel);
+      if (!k) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}: the kernel was not loaded by the hsa backend", names_[v]);
+      // The explicit bytes only, as every backend replays them (padding is not passed).
+      size_t args = std::min<size_t>(step.args.size(), k->info_.explicit_kernarg_size());
+      uint32_t group = 0;
+      try {
+        check_explicit_args(k->info_, args);
+        group = check_dispatch(*k, step.config, device_.properties());
+      } catch (const Error& e) {
+        LRRT_THROW(e.status(), "{}: {}", names_[v], e.what());
+      }
+      dispatch_of[v] = {k, &step, args, total, group};
+      total += (std::max<size_t>(k->kernarg_size, args) + kKernargAlign - 1) / kKernargAlign * kKernargAlign;
+    }
+  kernarg_of_.assign(node_count_, {});
+  if (total) kernargs_ = static_cast<std::byte*>(device_.allocate_kernarg(total));
+
+  lanes_.resize(plan_.lanes.size());
+  for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+    Lane& lane = lanes_[l];
+    const auto& packets = plan_.lanes[l];
+    if (packets.size() > device_.queue_size())
+      LRRT_THROW(LR_ERROR_NOT_SUPPORTED,
+                 "the graph needs {} AQL packets on lane {}, more than a queue's ring of {}: record fewer nodes "
+                 "per graph",
+                 packets.size(), l, device_.queue_size());
+    for (const AqlPacket& p : packets) {
+      Image img;
+      if (p.type == AqlPacket::Type::Dispatch) {
+        const uint32_t v = uint32_t(p.node);
+        const Dispatch& d = dispatch_of[v];
+        std::byte* kernarg = kernargs_ + d.offset;
+        const size_t size = std::max<size_t>(d.kernel->kernarg_size, d.args);
+        pack_kernargs(d.kernel->info_, d.step->config, std::span(d.step->args).first(d.args),
+                      std::span<std::byte>(kernarg, size));
+        kernarg_of_[v] = {kernarg, d.args};
+        encode_dispatch(reinterpret_cast<hsa_kernel_dispatch_packet_t*>(img.bytes.data()), d.step->config,
+                        d.kernel->kernel_object, kernarg, d.group, d.kernel->private_segment_size,
+                        signal(p.completion));
+        img.header = packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, p.barrier, fence(p.acquire), fence(p.release));
+        img.setup = dispatch_setup(grid_dims(d.step->config));
+      } else {
+        std::array<hsa_signal_t, kBarrierAndMaxDeps> deps{};
+        for (size_t i = 0; i < p.wait.size(); ++i) deps[i] = signal(p.wait[i]);
+        encode_barrier_and(reinterpret_cast<hsa_barrier_and_packet_t*>(img.bytes.data()),
+                           std::span(deps).first(p.wait.size()), signal(p.completion));
+        img.header = packet_header(HSA_PACKET_TYPE_BARRIER_AND, p.barrier, fence(p.acquire), fence(p.release));
+      }
+      lane.images.push_back(img);
+      lane.nodes.push_back(p.node);
+      if (p.completion >= 0 && uint64_t(p.completion) == plan_.replay_done) terminal_ = lane.images.size() - 1;
+    }
+    if (l == 0 || packets.empty()) continue;
+    lane.error = std::make_shared<QueueErrorState>();
+    LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME,
+                   hsa_queue_create(device_.agent(), device_.queue_size(), HSA_QUEUE_TYPE_SINGLE, lane_error_callback,
+                                    lane.error.get(), UINT32_MAX, UINT32_MAX, &lane.queue));
+  }
+}
+
+HsaGraphExec::~HsaGraphExec() {
+  try {
+    synchronize();
+  } catch (...) {
+    // Reported by lr_graph_exec_destroy, which synchronizes first. A replay
+    // that timed out is abandoned: whatever still waits for its signals is
+    // released before they go back to the pool.
+    abandon();
+  }
+  for (size_t l = 1; l < lanes_.size(); ++l)
+    if (lanes_[l].queue) api_.hsa_queue_destroy(lanes_[l].queue);
+  for (void* p : host_blocks_) {
+    try {
+      device_.free_host(p);
+    } catch (...) {
+    }
+  }
+  device_.free_kernarg(kernargs_);
+}
+
+void HsaGraphExec::write_block(Lane& lane, std::span<const SignalRef> pending) {
+  hsa_queue_t* q = lane.queue;
+  const uint64_t size = q->size;
+  // Join packets for the launch queue's pending copies: the first packet's
+  // free dependency slots (the fork, when it is a barrier-AND), then
+  // barrier-AND packets before the block.
+  join_scratch_.clear();
+  for (const auto& s : pending) join_scratch_.push_back(s->handle);
+  size_t first_free = 0;
+  Image first;
+  const bool patch_first = !lane.images.empty() && packet_type(lane.images[0].header) == HSA_PACKET_TYPE_BARRIER_AND &&
+                           !join_scratch_.empty();
+  if (patch_first) {
+    first = lane.images[0];
+    auto* b = reinterpret_cast<hsa_barrier_and_packet_t*>(first.bytes.data());
+    for (auto& dep : b->dep_signal) {
+      if (dep.handle || first_free >= join_scratch_.size()) continue;
+      dep = join_scratch_[first_free++];
+    }
+  }
+  const size_t rest = join_scratch_.size() - first_free;
+  lane.joins = uint32_t((rest + kBarrierAndMaxDeps - 1) / kBarrierAndMaxDeps);
+  const uint64_t n = lane.joins + lane.images.size();
+  if (n > size)
+    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "the replay needs {} AQL packets on one queue, more than its ring of {}", n,
+               size);
+
+  // Wait until the whole block fits, then reserve it with one add: this
+  // producer is the ring's only one (the launch queue's lock, or the exec's).
+  const uint64_t start = api_.hsa_queue_load_write_index_relaxed(q);
+  wait_ring_space(api_, q, start + n - 1, *lane.error);
+  if (lane.error->failed.load(std::memory_order_acquire))
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "the hsa queue of the replay failed before the replay was written");
+  const uint64_t index = api_.hsa_queue_add_write_index_relaxed(q, n);
+  auto* base = static_cast<std::byte*>(q->base_address);
+  auto slot = [&](uint64_t i) { return base + ((index + i) & (size - 1)) * kAqlPacketBytes; };
+  for (uint32_t j = 0; j < lane.joins; ++j) {
+    const size_t from = first_free + size_t(j) * kBarrierAndMaxDeps;
+    const size_t count = std::min<size_t>(kBarrierAndMaxDeps, join_scratch_.size() - from);
+    encode_barrier_and(reinterpret_cast<hsa_barrier_and_packet_t*>(slot(j)),
+                       std::span(join_scratch_).subspan(from, count), hsa_signal_t{0});
+  }
+  for (size_t i = 0; i < lane.images.size(); ++i) {
+    const Image& img = i == 0 && patch_first ? first : lane.images[i];
+    std::memcpy(slot(lane.joins + i) + 4, img.bytes.data() + 4, kAqlPacketBytes - 4);
+  }
+  // Headers last, in ring order; a join packet holds back the block (barrier
+  // bit) until the copies it waits for finished.
+  for (uint32_t j = 0; j < lane.joins; ++j) publish_packet(slot(j), kBarrierAndHeader, 0);
+  for (size_t i = 0; i < lane.images.size(); ++i)
+    publish_packet(slot(lane.joins + i), lane.images[i].header, lane.images[i].setup);
+  api_.hsa_signal_store_screlease(q->doorbell_signal, hsa_signal_value_t(index + n - 1));
+  lane.block_start = index;
+  lane.block_size = n;
+}
+
+void HsaGraphExec::submit_engine_ops() {
+  for (EngineOp& op : ops_) {
+    if (op.stage_in) std::memcpy(op.staging, op.stage_in, op.size);
+    const hsa_signal_t completion = signal(op.completion);
+    for (const auto& c : op.chunks) {
+      hsa_status_t st = api_.hsa_amd_memory_async_copy(c.dst, op.dst_agent, c.src, op.src_agent, c.size,
+                                                       uint32_t(op.waits.size()),
+                                                       op.waits.empty() ? nullptr : op.waits.data(), completion);
+      if (st != HSA_STATUS_SUCCESS)
+        LRRT_THROW_AT(LR_ERROR_RUNTIME, "{}: hsa_amd_memory_async_copy of {} bytes failed: {}", op.name, c.size,
+                      hsa_error_text(api_, st));
+    }
+  }
+}
+
+// After a failure: completes every signal so that nothing the replay
+// submitted keeps waiting (the launch queue stays usable), and remembers
+// that the exec is unusable.
+void HsaGraphExec::abandon() {
+  for (const auto& s : signals_)
+    if (s) api_.hsa_signal_store_relaxed(s->handle, 0);
+  if (done_) api_.hsa_signal_store_relaxed(done_->handle, 0);
+}
+
+void HsaGraphExec::launch(Queue& queue, Event* completion) {
+  auto* launch_queue = dynamic_cast<HsaQueue*>(&queue);
+  if (!launch_queue) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "an hsa graph replays on an hsa queue only");
+  auto* event = dynamic_cast<HsaEvent*>(completion);
+  if (completion && !event) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "an hsa graph cannot complete another backend's event");
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty())
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "an earlier replay of the graph failed ({}); instantiate the graph again",
+               failure_);
+  // The signals are reset for this replay: the previous one must have
+  // finished with them (and replays of one exec never overlap).
+  if (done_) wait_replay();
+  keep_.clear();
+  for (size_t i = 0; i < signals_.size(); ++i)
+    if (signals_[i]) api_.hsa_signal_store_relaxed(signals_[i]->handle, initial_[i]);
+  done_.reset();
+  try {
+    // Copies first: a root copy waits for the fork, which only runs once
+    // lane 0's block is written, and the stand-in's worst-order mode sees
+    // every copy of the replay queued before the first dispatch runs.
+    submit_engine_ops();
+    for (size_t l = 1; l < lanes_.size(); ++l)
+      if (lanes_[l].queue) write_block(lanes_[l], {});
+    launch_queue->submit_block([&](hsa_queue_t* ring, const std::shared_ptr<QueueErrorState>& error,
+                                   std::span<const SignalRef> pending) {
+      Lane& lane = lanes_[0];
+      lane.queue = ring;
+      lane.error = error;
+      SignalRef done;
+      if (event) {
+        event->arm(HsaEvent::Kind::Marker, error, fmt::format("a replay of a graph of {} nodes", node_count_));
+        done = event->signal_ref();
+      } else {
+        done = device_.acquire_signal();
+      }
+      reinterpret_cast<hsa_barrier_and_packet_t*>(lane.images[terminal_].bytes.data())->completion_signal =
+          done->handle;
+      done_ = done;
+      write_block(lane, pending);
+      keep_.assign(pending.begin(), pending.end());
+      return done;
+    });
+  } catch (const Error& e) {
+    abandon();
+    failure_ = e.what();
+    LRRT_THROW(e.status(), "{} (the replay was only partly submitted)", e.what());
+  }
+  // Pageable destinations: copied out of staging before launch returns.
+  for (const EngineOp& op : ops_) {
+    if (!op.stage_out) continue;
+    wait_signal(ctx_, signal(op.completion), nullptr, fmt::format("{} (a device-to-host copy to pageable memory)", op.name));
+    std::memcpy(op.stage_out, op.staging, op.size);
+  }
+}
+
+bool HsaGraphExec::failed_lane(uint32_t* which) const {
+  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+    const auto& e = lanes_[l].error;
+    if (e && e->failed.load(std::memory_order_acquire)) {
+      if (which) *which = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The first packet of each queue the packet processor has not consumed, and
+// the first copy not completed: what a hung or failed replay is stuck on.
+std::string HsaGraphExec::pending_work() const {
+  std::string out = fmt::format("a replay of a graph of {} nodes ({} AQL packets, {} copy-engine operations)",
+                                node_count_, plan_.packet_count(), ops_.size());
+  std::string where;
+  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+    const Lane& lane = lanes_[l];
+    if (!lane.queue || !lane.block_size) continue;
+    const uint64_t read = api_.hsa_queue_load_read_index_scacquire(lane.queue);
+    if (read < lane.block_start || read >= lane.block_start + lane.block_size) continue;
+    const uint64_t i = read - lane.block_start;
+    if (i < lane.joins) {
+      where += fmt::format("; lane {} waits for copies submitted to the queue before the replay", l);
+      continue;
+    }
+    const size_t p = size_t(i - lane.joins);
+    const int64_t node = lane.nodes[p];
+    if (node >= 0) {
+      where += fmt::format("; lane {}: {} (packet {} of {})", l, names_[size_t(node)], p, lane.images.size());
+    } else {
+      std::string waits;
+      for (uint32_t s : plan_.lanes[l][p].wait) waits += (waits.empty() ? "" : ", ") + graph::aql_signal_name(plan_, s);
+      where += fmt::format("; lane {}: barrier-AND packet {} of {}{}", l, p, lane.images.size(),
+                           waits.empty() ? std::string() : " waiting for " + waits);
+    }
+  }
+  for (const EngineOp& op : ops_)
+    if (api_.hsa_signal_load_relaxed(signal(op.completion)) > 0) {
+      where += fmt::format("; copy engine: {}", op.name);
+      break;
+    }
+  return out + where;
+}
+
+void HsaGraphExec::wait_replay() {
+  ReplayWait target(*this);
+  if (wait(target) == WaitStatus::Complete) return;
+  uint32_t lane = 0;
+  failed_lane(&lane);
+  const auto& error = lanes_[lane].error;
+  std::string what = fmt::format("{} failed on the hsa queue of lane {}: {}", pending_work(), lane,
+                                 hsa_error_text(api_, hsa_status_t(error->status.load())));
+  abandon();
+  done_.reset();
+  failure_ = what;
+  LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{}", what);
+}
+
+bool HsaGraphExec::running() {
+  std::lock_guard lock(mutex_);
+  return done_ && failure_.empty() && api_.hsa_signal_load_relaxed(done_->handle) > 0 && !failed_lane(nullptr);
+}
+
+void HsaGraphExec::synchronize() {
+  std::lock_guard lock(mutex_);
+  // A failure is reported once, by the wait that saw it.
+  if (done_ && failure_.empty()) wait_replay();
+}
+
+void HsaGraphExec::drain() { synchronize(); }
+
+void HsaGraphExec::set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) {
+  std::lock_guard lock(mutex_);
+  const KernargSlice& k = kernarg_of_[node];
+  if (!k.data || offset >= k.explicit_bytes) return;  // padding, never passed
+  std::memcpy(k.data + offset, bytes.data(), std::min(bytes.size(), k.explicit_bytes - offset));
+}
+
+void HsaGraphExec::describe(graph::Plan& plan) const {
+  plan.lowering = "hsa-aql";
+  plan.aql = plan_;
+  uint32_t queues = 0;
+  for (const auto& lane : plan_.lanes) queues += !lane.empty();
+  plan.sync.push_back({"lowering", -1,
+                       fmt::format("hsa AQL packet block: {} packets on {} queue(s), each queue's block reserved with "
+                                   "one write-index add and started with one doorbell; {} copy-engine operation(s) "
+                                   "ordered by {} signals",
+                                   plan_.packet_count(), queues, plan_.engine_ops.size(), plan_.signals.size())});
+  for (size_t l = 0; l < plan_.lanes.size(); ++l)
+    for (size_t i = 0; i < plan_.lanes[l].size(); ++i) {
+      const AqlPacket& p = plan_.lanes[l][i];
+      const bool dispatch = p.type == AqlPacket::Type::Dispatch;
+      std::string waits;
+      for (uint32_t s : p.wait) waits += (waits.empty() ? "" : ", ") + graph::aql_signal_name(plan_, s);
+      plan.sync.push_back(
+          {dispatch ? "dispatch" : "barrier_and", p.node,
+           fmt::format("lane {} packet {}: header {:#06x} (barrier {}, acquire {}, release {}){}{}: {}", l, i,
+                       lanes_[l].images[i].header, p.barrier ? 1 : 0, graph::fence_scope_name(p.acquire),
+                       graph::fence_scope_name(p.release), waits.empty() ? "" : ", waits for " + waits,
+                       p.completion >= 0 ? ", completes " + graph::aql_signal_name(plan_, uint32_t(p.completion)) : "",
+                       p.why)});
+    }
+  for (const auto& op : plan_.engine_ops) {
+    std::string waits;
+    for (uint32_t s : op.wait) waits += (waits.empty() ? "" : ", ") + graph::aql_signal_name(plan_, s);
+    plan.sync.push_back({"copy_engine", int64_t(op.node),
+                         fmt::format("hsa_amd_memory_async_copy waiting for {}: {}", waits, op.why)});
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<graph::GraphExec> make_hsa_graph_exec(HsaDevice& device, const graph::Lowering& lowering) {
+  return std::make_unique<HsaGraphExec>(device, lowering);
+}
+
+}  // namespace lrrt::rt::hsa
