@@ -294,7 +294,7 @@ TEST_CASE("lrrt plan: hazard kinds of a chain, a WAW fill and explicit edges") {
   CHECK(explicit_edge);
 }
 
-TEST_CASE("lrrt plan refuses a single-kernel manifest; run --explain adds the plan; csv has a row per way") {
+TEST_CASE("lrrt plan refuses a single-kernel manifest, run --explain adds the plan, csv has a row per way") {
   TempDir dir;
   Result r = plan(dir, kSource / "manifests" / "saxpy.json", {"-o", (dir / "out.json").string()});
   expect_error(dir, r, 2, {"not a sequence manifest"});
@@ -316,7 +316,7 @@ TEST_CASE("lrrt plan refuses a single-kernel manifest; run --explain adds the pl
   for (const char* s : {"Examples:", "--format", "dot", "host", "RAW", "WAR", "WAW", "explicit"}) CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
 }
 
-TEST_CASE("ranges: a step on half a buffer gets the address of its range; disjoint halves have no edge") {
+TEST_CASE("ranges: a step on half a buffer gets the address of its range, disjoint halves have no edge") {
   TempDir dir;
   // z[0, 500) = 3 by a fill of the first half; z[500, 1000) = x + x by a
   // kernel given the second halves of x and z. x = iota, so the expected
