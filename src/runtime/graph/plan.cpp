@@ -123,6 +123,7 @@ std::string plan_to_json(const Plan& plan) {
   for (size_t i = 0; i < plan.edges.size(); ++i) out += (i ? "," : "") + edge_json(plan.edges[i]);
   out += "]";
   if (plan.dropped_for_test) out += R"(,"dropped_for_test":)" + edge_json(*plan.dropped_for_test);
+  if (plan.test_worst_order) out += R"(,"test_worst_order":true)";
   out += R"(,"sync":[)";
   for (size_t i = 0; i < plan.sync.size(); ++i) {
     const auto& s = plan.sync[i];

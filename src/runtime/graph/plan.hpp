@@ -45,7 +45,10 @@ struct Plan {
   uint32_t lane_count = 1;
   uint32_t width = 0;
   uint32_t max_lanes = 0;
-  std::string lowering;  // "generic", "hsa-aql", "cuda-graph", "host-dag"
+  std::string lowering;  // "generic", "hsa-aql", "cuda-graph", "host task DAG on 4 threads"
+  // The lowering runs ready work in the worst legal order (test mode,
+  // LRRT_TEST_WORST_ORDER); shown in the JSON only when true.
+  bool test_worst_order = false;
   std::vector<PlanSync> sync;
   std::optional<AqlPlan> aql;  // the hsa lowering's packets
 };

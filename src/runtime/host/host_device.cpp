@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "host_event.hpp"
 #include "host_executable.hpp"
+#include "host_graph.hpp"
 #include "host_queue.hpp"
 
 namespace lrrt::rt::host {
@@ -103,6 +104,10 @@ std::unique_ptr<Module> HostDevice::load_module(std::span<const std::byte> image
 void HostDevice::copy_sync(void* dst, const void* src, size_t size, CopyKind) {
   // The core drained the device first; host memory is device memory here.
   std::memmove(dst, src, size);
+}
+
+std::unique_ptr<graph::GraphExec> HostDevice::instantiate_graph(const graph::Lowering& lowering) {
+  return make_host_graph_exec(*this, lowering);
 }
 
 }  // namespace lrrt::rt::host

@@ -27,6 +27,8 @@ class HostDevice final : public Device {
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
   void copy_sync(void* dst, const void* src, size_t size, CopyKind kind) override;
+  // A task DAG on the pool (host_graph.hpp).
+  std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering) override;
 
   ThreadPool& pool() { return pool_; }
 

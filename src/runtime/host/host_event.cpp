@@ -42,13 +42,34 @@ std::exception_ptr HostEvent::wait(uint64_t generation) {
   return generation ? error_ : nullptr;
 }
 
-void HostEvent::synchronize() {
+void HostEvent::synchronize() { synchronize([] { return std::string("an event on the host device"); }); }
+
+void HostEvent::synchronize(const std::function<std::string()>& describe) {
   uint64_t target;
   {
     std::lock_guard lock(mutex_);
     target = armed_;
   }
-  ConditionWait done(mutex_, cv_, [&] { return completed_ >= target; }, "an event on the host device", kMaxWaitSpin);
+  // ConditionWait, with the message computed when the timeout passes.
+  struct Done final : Waitable {
+    HostEvent& event;
+    uint64_t target;
+    const std::function<std::string()>& what;
+    Done(HostEvent& e, uint64_t t, const std::function<std::string()>& w) : event(e), target(t), what(w) {}
+    WaitStatus poll() override {
+      std::lock_guard lock(event.mutex_);
+      return event.completed_ >= target ? WaitStatus::Complete : WaitStatus::Pending;
+    }
+    WaitStatus block(std::chrono::nanoseconds limit) override {
+      std::unique_lock lock(event.mutex_);
+      auto done = [&] { return event.completed_ >= target; };
+      if (limit == kForever) event.cv_.wait(lock, done);
+      else if (!event.cv_.wait_for(lock, limit, done)) return WaitStatus::Pending;
+      return WaitStatus::Complete;
+    }
+    std::chrono::microseconds max_spin() const override { return kMaxWaitSpin; }
+    std::string describe() const override { return what(); }
+  } done(*this, target, describe);
   rt::wait(done);
   std::lock_guard lock(mutex_);
   if (target && error_) std::rethrow_exception(error_);

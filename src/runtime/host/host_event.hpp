@@ -7,7 +7,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <string>
 
 #include "backend.hpp"
 
@@ -31,6 +33,9 @@ class HostEvent final : public Event {
   uint64_t armed_generation();
 
   void synchronize() override;
+  // The same wait, with a timeout message that `describe` writes (what is
+  // still running when the timeout passes).
+  void synchronize(const std::function<std::string()>& describe);
   bool query() override;
   uint64_t elapsed_ns_since(const Event& start) const override;
   uint64_t duration_ns() const override;

@@ -32,6 +32,12 @@ class HostQueue final : public Queue {
   void record(Event& event) override;
   void synchronize() override;
 
+  // Enqueues host work as one operation of the queue, in order with the
+  // rest: it runs after the waits, and what it throws fails it (and the
+  // queue's later work until synchronize) like a kernel fault. A replayed
+  // graph (host_graph.hpp) runs its whole DAG as one such operation.
+  void submit(std::function<void()> run, EventList wait_for, Event* signal);
+
  private:
   struct Command {
     std::function<void()> run;  // empty for a marker
@@ -39,7 +45,6 @@ class HostQueue final : public Queue {
     HostEvent* signal = nullptr;
     uint64_t signal_generation = 0;
   };
-  void submit(std::function<void()> run, EventList wait_for, Event* signal);
   void worker_main();
   void execute(Command& command);
 
