@@ -42,7 +42,7 @@ namespace {
 // reports the mode, and says so where it does not).
 std::vector<std::string> worst_order_backends() {
   std::vector<std::string> out{"host"};
-#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_HSA_KERNELS)
+#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_AMD_KERNELS)
   out.push_back("hsa");
 #endif
   return out;
@@ -330,7 +330,8 @@ std::array<size_t, 2> replay_twice(Scenario& sc, const lrrt::GraphExec& exec) {
 template <typename Scenario>
 void check_negative_controls(const std::string& backend) {
   CAPTURE(backend);
-  CAPTURE(Scenario::kName);
+  const std::string scenario = Scenario::kName;
+  CAPTURE(scenario);
   Kernels k(backend);
   Scenario sc(k);
   nlohmann::json normal_plan;
@@ -483,7 +484,8 @@ TEST_CASE("graph order: a fault inside a replay names the kernel, cancels what f
   auto marker = g.add_fill(after.data(), n, 1.0f);  // 3: after the fault
   g.add_dependency(bad, marker);
   for (const char* order : {static_cast<const char*>(nullptr), "1"}) {
-    CAPTURE(order ? "worst order" : "normal order");
+    const std::string mode = order ? "worst order" : "normal order";
+    CAPTURE(mode);
     ScopedEnv worst("LRRT_TEST_WORST_ORDER", order);
     lr_graph_exec_t* exec = nullptr;
     REQUIRE(lr_graph_instantiate(g.get(), nullptr, &exec) == LR_SUCCESS);
