@@ -8,9 +8,10 @@
 // a hang inside a replay is reported and leaves an exec that can be
 // destroyed.
 //
-// Backends: worst_order_backends(). hsa (the stand-in) is covered once its
-// lowering reports "test_worst_order" in the plan; until then each scenario
-// says that it is not.
+// Backend: host, whose lowering has the worst-order mode. The hsa stand-in's
+// worst order lives in the stand-in's packet processor (switched by its own
+// hook), and its negative controls for the same three sequences are in
+// test_hsa_graph.cpp.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -34,55 +35,15 @@
 #include <vector>
 
 #include "lrrt/lrrt.hpp"
+#include "replay_test_support.hpp"
 
 namespace {
 
-// Backends with a worst-order mode to run the negative controls on: host,
-// and the hsa stand-in where it is built (each scenario checks that its plan
-// reports the mode, and says so where it does not).
-std::vector<std::string> worst_order_backends() {
-  std::vector<std::string> out{"host"};
-#if defined(LRRT_TEST_HSA) && defined(LRRT_TEST_AMD_KERNELS)
-  out.push_back("hsa");
-#endif
-  return out;
-}
+using namespace lrrt::test;
 
-void point_hsa_at_standin() {
-#if defined(LRRT_TEST_HSA)
-  setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
-  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
-  setenv("LRRT_HSA_TIMEOUT_MS", "20000", 1);
-#endif
-}
-
-std::string kernel_file(const std::string& backend, const std::string& source) {
-  const char* suffix = backend == "hsa" ? ".gfx1100.hsaco" : backend == "cuda" ? ".ptx" : ".host.so";
-  return std::string(LRRT_TEST_KERNEL_DIR) + "/" + source + suffix;
-}
-
-std::vector<std::byte> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing kernel file ", path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
-
-std::mt19937& rng() {
-  static std::mt19937 gen(std::random_device{}());
-  return gen;
-}
-
-// Whole numbers as floats: the sums below stay exact, so results compare
-// for equality whatever the order of the math.
-void fill_whole(std::span<float> v, int lo, int hi) {
-  std::uniform_int_distribution<int> d(lo, hi);
-  for (auto& x : v) x = float(d(rng()));
-}
-
-const float kPoison = std::numeric_limits<float>::quiet_NaN();
+// Backends whose lowering runs in the worst order when LRRT_TEST_WORST_ORDER
+// is set at instantiation (each scenario checks that the plan reports it).
+std::vector<std::string> worst_order_backends() { return {"host"}; }
 
 // Sets (or, with nullptr, unsets) an environment variable for a scope.
 class ScopedEnv {
@@ -110,30 +71,11 @@ struct WaitTimeout {
   ~WaitTimeout() { (void)lr_set_wait_timeout_ms(0); }
 };
 
-struct SaxpyArgs {
-  float a;
-  const void* x;
-  void* y;
-  uint32_t n;
-};
-struct AddArgs {
-  const void* a;
-  const void* b;
-  void* c;
-  uint32_t n;
-};
-struct ReduceArgs {
-  const void* in;
-  void* partial;
-  uint32_t n;
-};
 struct RendezvousArgs {
   void* mine;
   int32_t partner;  // in 32-bit words from `mine`
   uint32_t spin_limit;
 };
-
-lr_launch_config_t config_for(uint32_t n, uint32_t block) { return {{(n + block - 1) / block, 1, 1}, {block, 1, 1}, 0}; }
 
 nlohmann::json plan_of(const lrrt::GraphExec& exec) { return nlohmann::json::parse(exec.plan_json()); }
 
@@ -146,16 +88,6 @@ int edge_index(const nlohmann::json& plan, uint32_t from, uint32_t to) {
 }
 
 bool reports_worst_order(const nlohmann::json& plan) { return plan.value("test_worst_order", false); }
-
-lr_status_t status_of(const std::function<void()>& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const lrrt::Error& e) {
-    if (message) *message = e.what();
-    return e.status();
-  }
-  return LR_SUCCESS;
-}
 
 struct Kernels {
   lrrt::Device device;

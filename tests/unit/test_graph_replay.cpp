@@ -25,16 +25,14 @@
 #include <vector>
 
 #include "lrrt/lrrt.hpp"
+#include "replay_test_support.hpp"
 #if defined(LRRT_TEST_HSA)
 #include "standin_hooks.h"
 #endif
 
 namespace {
 
-std::string kernel_file(const std::string& backend, const std::string& source) {
-  const char* suffix = backend == "hsa" ? ".gfx1100.hsaco" : backend == "cuda" ? ".ptx" : ".host.so";
-  return std::string(LRRT_TEST_KERNEL_DIR) + "/" + source + suffix;
-}
+using namespace lrrt::test;
 
 // Backends the replay runs on here: host always, the hsa stand-in when the
 // AMD kernels were built, cuda on a machine with an NVIDIA GPU and the PTX
@@ -67,59 +65,6 @@ std::string cuda_error_kernels() {
   std::string path = LRRT_TEST_ERROR_KERNELS;
   return path.substr(0, path.size() - std::string(".host.so").size()) + ".ptx";
 }
-
-void point_hsa_at_standin() {
-#if defined(LRRT_TEST_HSA)
-  setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
-  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
-  setenv("LRRT_HSA_TIMEOUT_MS", "20000", 1);
-#endif
-}
-
-std::vector<std::byte> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing kernel file ", path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
-
-std::mt19937& rng() {
-  static std::mt19937 gen(std::random_device{}());
-  return gen;
-}
-
-// Whole numbers as floats: every sum below stays exact (< 2^24), so results
-// are compared for equality whatever the order or contraction of the math.
-std::vector<float> random_whole(size_t n, int lo, int hi) {
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(d(rng()));
-  return v;
-}
-
-const float kPoison = std::numeric_limits<float>::quiet_NaN();
-
-struct SaxpyArgs {
-  float a;
-  const void* x;
-  void* y;
-  uint32_t n;
-};
-struct AddArgs {
-  const void* a;
-  const void* b;
-  void* c;
-  uint32_t n;
-};
-struct ReduceArgs {
-  const void* in;
-  void* partial;
-  uint32_t n;
-};
-
-lr_launch_config_t config_for(uint32_t n, uint32_t block) { return {{(n + block - 1) / block, 1, 1}, {block, 1, 1}, 0}; }
 
 // A device, its kernels and a way to hold the default queue back.
 struct Setup {
@@ -213,15 +158,6 @@ bool has_edge(const nlohmann::json& plan, uint32_t from, uint32_t to) {
   for (const auto& e : plan["edges"])
     if (e["from"] == from && e["to"] == to) return true;
   return false;
-}
-
-lr_status_t status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const lrrt::Error& e) {
-    return e.status();
-  }
-  return LR_SUCCESS;
 }
 
 }  // namespace

@@ -24,54 +24,14 @@
 #include <vector>
 
 #include "lrrt/lrrt.hpp"
+#include "replay_test_support.hpp"
 #include "standin_hooks.h"
 
 namespace {
 
-std::vector<std::byte> read_kernel(const std::string& source) {
-  std::string path = std::string(LRRT_TEST_KERNEL_DIR) + "/" + source + ".gfx1100.hsaco";
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing kernel file ", path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
+using namespace lrrt::test;
 
-std::mt19937& rng() {
-  static std::mt19937 gen(std::random_device{}());
-  return gen;
-}
-
-// Whole numbers as floats: every sum stays exact, results compare equal.
-std::vector<float> random_whole(size_t n, int lo, int hi) {
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(d(rng()));
-  return v;
-}
-
-const float kPoison = std::numeric_limits<float>::quiet_NaN();
-
-struct SaxpyArgs {
-  float a;
-  const void* x;
-  void* y;
-  uint32_t n;
-};
-struct AddArgs {
-  const void* a;
-  const void* b;
-  void* c;
-  uint32_t n;
-};
-struct ReduceArgs {
-  const void* in;
-  void* partial;
-  uint32_t n;
-};
-
-lr_launch_config_t config_for(uint32_t n, uint32_t block) { return {{(n + block - 1) / block, 1, 1}, {block, 1, 1}, 0}; }
+std::vector<std::byte> read_kernel(const std::string& source) { return read_file(kernel_file("hsa", source)); }
 
 // The stand-in's test hooks (the library lrrt loaded).
 struct Standin {
