@@ -137,7 +137,7 @@ class CudaGraphExec final : public graph::GraphExec {
   CudaDevice& device_;
   CUgraph graph_ = nullptr;  // kept: exec kernel-node updates name its nodes
   CUgraphExec exec_ = nullptr;
-  CUevent done_ = nullptr;   // recorded after each replay
+  CUevent done_ = nullptr;   // recorded by each replay: by the graph's last node, or after an empty one
   std::vector<KernelNode> kernels_;
   std::vector<int32_t> kernel_of_node_;  // node -> index into kernels_, -1 for copies and fills
   std::vector<void*> pattern_blocks_;    // device memory, for fills no memset can do
@@ -275,8 +275,18 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
       }
       dependencies_ += uint32_t(deps.size());
     }
-    if (graph_) LRRT_GRAPH_CHECK(cuGraphInstantiateWithFlags(&exec_, graph_, 0), std::string());
     LRRT_CUDA_CHECK_DEVICE(device_, "", cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
+    if (graph_) {
+      // The replay's completion is a node of the graph, after every node
+      // nothing else follows: one cuGraphLaunch per replay and no separate
+      // cuEventRecord (which cost as much as the launch of a small graph).
+      deps.clear();
+      for (uint32_t v = 0; v < n; ++v)
+        if (d.succs[v].empty()) deps.insert(deps.end(), handles[v].begin(), handles[v].end());
+      CUgraphNode h = nullptr;
+      LRRT_GRAPH_CHECK(cuGraphAddEventRecordNode(&h, graph_, deps.data(), deps.size(), done_), std::string());
+      LRRT_GRAPH_CHECK(cuGraphInstantiateWithFlags(&exec_, graph_, 0), std::string());
+    }
 
     for (size_t i = 0; i < names.size() && i < 4; ++i) kernel_names_ += fmt::format("{}'{}'", i ? " or " : "", names[i]);
     if (names.size() > 4) kernel_names_ += fmt::format(" (or one of {} more)", names.size() - 4);
@@ -299,7 +309,10 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
   sync_.push_back({"order", -1,
                    "a replay launched on another queue than the previous one waits for the previous replay's "
                    "event (cuStreamWaitEvent)"});
-  sync_.push_back({"completion", -1, "an event recorded on the launch stream after cuGraphLaunch"});
+  sync_.push_back({"completion", -1,
+                   n == 0 ? "an event recorded on the launch stream"
+                          : "an event-record node after every node nothing else follows: each cuGraphLaunch "
+                            "records the replay's completion, with no separate cuEventRecord"});
 }
 
 void CudaGraphExec::release() noexcept {
@@ -347,8 +360,9 @@ void CudaGraphExec::launch(Queue& queue, Event* completion) {
                               device_.description(), cu_error_text(r), file_basename(__FILE__), __LINE__));
     }
     if (last_kernel_) device_.note_launch(last_kernel_);
+  } else {
+    LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
   }
-  LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
   launched_ = true;
   last_stream_ = stream;
   if (completion) queue.record(*completion);

@@ -89,6 +89,7 @@
   X(cuGraphAddKernelNode, 12000)             \
   X(cuGraphAddMemcpyNode, 12000)             \
   X(cuGraphAddMemsetNode, 12000)             \
+  X(cuGraphAddEventRecordNode, 12000)        \
   X(cuGraphInstantiateWithFlags, 12000)      \
   X(cuGraphExecDestroy, 12000)               \
   X(cuGraphExecKernelNodeSetParams, 12000)   \
