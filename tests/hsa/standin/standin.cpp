@@ -549,6 +549,15 @@ struct CopyEngine {
     if (current) return !ready(*current);
     return tasks.empty() || !ready(tasks.front());
   }
+  // False when the engine stops before every dependency of t completed.
+  bool wait_for_dependencies(const CopyTask& t) {
+    for (auto d : t.deps)
+      while (sig(d)->wait(HSA_SIGNAL_CONDITION_EQ, 0, 20'000'000) != 0) {
+        std::lock_guard l(m);
+        if (stop) return false;
+      }
+    return true;
+  }
   void run() {
     for (;;) {
       CopyTask t;
@@ -560,9 +569,14 @@ struct CopyEngine {
         current = std::move(tasks.front());
         tasks.pop_front();
       }
-      for (auto d : t.deps)
-        while (sig(d)->wait(HSA_SIGNAL_CONDITION_EQ, 0, 20'000'000) != 0) {
-        }
+      // A dependency that never completes (a hung or failed dispatch) must not
+      // keep hsa_shut_down from joining this thread: once stopping, such a
+      // copy is dropped, as a device going away drops its queued work.
+      if (!wait_for_dependencies(t)) {
+        std::lock_guard l(m);
+        current.reset();
+        continue;
+      }
       uint64_t start = now_ns();
       std::memmove(t.dst, t.src, t.size);
       count("copies");
