@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -120,6 +122,13 @@ class HsaGraphExec final : public graph::GraphExec {
   std::vector<hsa_signal_value_t> initial_;
   std::vector<Lane> lanes_;
   std::vector<EngineOp> ops_;
+  // This replay's copies on the copy engine: the engine has run every chunk
+  // submitted once the signal is at most `done_at`.
+  struct OnEngine {
+    uint32_t signal;
+    hsa_signal_value_t done_at;
+  };
+  std::vector<OnEngine> on_engine_;
   std::vector<void*> host_blocks_;       // fill patterns and staging, pinned
   std::byte* kernargs_ = nullptr;        // one kernarg-pool allocation, a slice per dispatch
   struct KernargSlice {
@@ -397,17 +406,23 @@ void HsaGraphExec::write_block(Lane& lane, std::span<const SignalRef> pending) {
 }
 
 void HsaGraphExec::submit_engine_ops() {
+  on_engine_.clear();
   for (EngineOp& op : ops_) {
     if (op.stage_in) std::memcpy(op.staging, op.stage_in, op.size);
     const hsa_signal_t completion = signal(op.completion);
+    hsa_signal_value_t left = initial_[op.completion];
     for (const auto& c : op.chunks) {
       hsa_status_t st = api_.hsa_amd_memory_async_copy(c.dst, op.dst_agent, c.src, op.src_agent, c.size,
                                                        uint32_t(op.waits.size()),
                                                        op.waits.empty() ? nullptr : op.waits.data(), completion);
-      if (st != HSA_STATUS_SUCCESS)
+      if (st != HSA_STATUS_SUCCESS) {
+        if (left != initial_[op.completion]) on_engine_.push_back({op.completion, left});
         LRRT_THROW_AT(LR_ERROR_RUNTIME, "{}: hsa_amd_memory_async_copy of {} bytes failed: {}", op.name, c.size,
                       hsa_error_text(api_, st));
+      }
+      --left;
     }
+    on_engine_.push_back({op.completion, left});
   }
 }
 
@@ -415,9 +430,23 @@ void HsaGraphExec::submit_engine_ops() {
 // submitted keeps waiting (the launch queue stays usable), and remembers
 // that the exec is unusable.
 void HsaGraphExec::abandon() {
-  for (const auto& s : signals_)
-    if (s) api_.hsa_signal_store_relaxed(s->handle, 0);
+  std::vector<bool> engine_signal(signals_.size(), false);
+  for (const OnEngine& e : on_engine_) engine_signal[e.signal] = true;
+  for (size_t i = 0; i < signals_.size(); ++i)
+    if (signals_[i] && !engine_signal[i]) api_.hsa_signal_store_relaxed(signals_[i]->handle, 0);
   if (done_) api_.hsa_signal_store_relaxed(done_->handle, 0);
+  // The copy engine may still hold copies waiting for the signals just
+  // released. They run now; wait for them (bounded) before the signals go
+  // back to the device's pool, where a copy still waiting on one would wait
+  // for the pool's next user instead (a hang seen on the stand-in).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (const OnEngine& e : on_engine_) {
+    const hsa_signal_t h = signals_[e.signal]->handle;
+    while (api_.hsa_signal_load_relaxed(h) > e.done_at && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    api_.hsa_signal_store_relaxed(h, 0);
+  }
+  on_engine_.clear();
 }
 
 void HsaGraphExec::launch(Queue& queue, Event* completion) {
