@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -34,12 +36,35 @@ const std::vector<std::string>& argv() { return argv_store(); }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
+namespace {
+
+// Longest limit accepted (about 31 years): beyond it the milliseconds would
+// not fit the runtime's counter, and nobody means it; 0 waits forever.
+constexpr double kMaxTimeoutSeconds = 1e9;
+
+// Seconds as lr_set_wait_timeout_ms takes them. 0 means "wait forever", so a
+// positive limit below a millisecond is rounded up to 1 ms, never down to 0.
+uint64_t timeout_ms(double seconds) {
+  if (seconds <= 0) return 0;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(seconds * 1000)));
+}
+
+}  // namespace
+
 void apply_default_timeout() {
   if (const char* env = std::getenv("LRRT_WAIT_TIMEOUT_MS"); env && *env) {
+    // Whole milliseconds only: "2s" or "abc" read as a number would be 2 ms
+    // or 0 (wait forever).
+    const std::string text = env;
+    const bool digits = text.size() <= 13 && text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw bundle::InputError(fmt::format("LRRT_WAIT_TIMEOUT_MS='{}' is not a whole number of milliseconds (0 waits "
+                                   "forever, at most 13 digits); unset it or use --timeout SECONDS",
+                                   tool::printable(text, 64)));
     (void)lr_set_wait_timeout_ms(std::strtoull(env, nullptr, 10));
     return;
   }
-  (void)lr_set_wait_timeout_ms(static_cast<uint64_t>(kDefaultTimeoutSeconds * 1000));
+  (void)lr_set_wait_timeout_ms(timeout_ms(kDefaultTimeoutSeconds));
 }
 
 void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
@@ -48,11 +73,21 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
            "--timeout",
            [&o](double seconds) {
              o.timeout_s = seconds;
-             (void)lr_set_wait_timeout_ms(static_cast<uint64_t>(seconds * 1000));
+             (void)lr_set_wait_timeout_ms(timeout_ms(seconds));
            },
            "Seconds any wait for the device may take before lrrt gives up with exit code 3 (a hung "
-           "kernel); 0 waits forever (default: 300, or $LRRT_WAIT_TIMEOUT_MS in milliseconds)")
-        ->check(CLI::NonNegativeNumber);
+           "kernel); 0 waits forever, a limit below 1 ms is 1 ms (default: 300, or $LRRT_WAIT_TIMEOUT_MS "
+           "in milliseconds)")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              char* end = nullptr;
+              const double v = std::strtod(text.c_str(), &end);
+              if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > kMaxTimeoutSeconds)
+                return fmt::format("expected a finite number of seconds from 0 (wait forever) to {:g}",
+                                   kMaxTimeoutSeconds);
+              return std::string();
+            },
+            "SECONDS"));
   if (which & kOptBackend)
     sub.add_option("--backend", o.backend,
                    "Backend to run on: auto (first GPU, else host), host, hsa or cuda")

@@ -36,7 +36,6 @@ constexpr size_t kMaxMessageBytes = 4000;
 
 int main(int argc, char** argv) {
   lrrt::cli::set_argv(argc, argv);
-  lrrt::cli::apply_default_timeout();
   CLI::App app{"lrrt: a light GPU kernel runner for host, AMD (hsa) and NVIDIA (cuda) backends", "lrrt"};
   app.footer(kFooter);
   app.set_version_flag("--version", std::string(lrrt::tool::version()) + " (" + lrrt::tool::git_sha() + ")");
@@ -51,6 +50,7 @@ int main(int argc, char** argv) {
   lrrt::cli::register_plan(app);
 
   try {
+    lrrt::cli::apply_default_timeout();  // before parsing: --timeout overrides it
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -119,3 +119,38 @@ TEST_CASE("compare: broken result files are input errors naming the file") {
   write_text(dir / "deep.json", deep);
   expect_error(dir, compare(base, dir / "deep.json"), 2, {"deep.json", "nested more than"});
 }
+
+TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, and a tiny limit is not 'forever'") {
+  TempDir dir;
+  const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(64));
+  for (const char* bad : {"nan", "inf", "-1", "2x", "1e10", ""}) {
+    CAPTURE(bad);
+    expect_error(dir, run_manifest(dir, m, {"--timeout", bad}), 2, {"--timeout"});
+  }
+  // Read as numbers, "2s" would be 2 ms and "abc" 0 (wait forever).
+  for (const char* bad : {"abc", "2s", "-5", "1.5", "99999999999999999999"}) {
+    CAPTURE(bad);
+    ::setenv("LRRT_WAIT_TIMEOUT_MS", bad, 1);
+    Result r = run_manifest(dir, m);
+    ::unsetenv("LRRT_WAIT_TIMEOUT_MS");
+    expect_error(dir, r, 2, {"LRRT_WAIT_TIMEOUT_MS", "whole number of milliseconds"});
+  }
+  ::setenv("LRRT_WAIT_TIMEOUT_MS", "60000", 1);
+  Result ok = run_manifest(dir, m);
+  ::unsetenv("LRRT_WAIT_TIMEOUT_MS");
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+  fs::remove(dir / "out.json");
+
+  // A hung kernel under a limit below a millisecond: 1 ms, not "wait forever".
+  json hang = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "spin_forever",
+    "buffers": [{"name": "flag", "type": "u32", "count": 1, "init": "zeros"}],
+    "args": [{"buffer": "flag"}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
+    "verify": {"skip": "the kernel never returns"}
+  })");
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "hang.json", hang), {"--timeout", "0.0001"}), 3,
+               {"did not finish within 1 ms"});
+}
