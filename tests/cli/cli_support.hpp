@@ -102,6 +102,20 @@ inline Result run_manifest(const TempDir& dir, const fs::path& manifest, std::ve
   return run_lrrt(dir, args);
 }
 
+// A host kernel that never returns (tests/kernels/error_kernels): the
+// timeout tests' hang.
+inline json hang_manifest() {
+  return json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "spin_forever",
+    "buffers": [{"name": "flag", "type": "u32", "count": 1, "init": "zeros"}],
+    "args": [{"buffer": "flag"}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
+    "verify": {"skip": "the kernel never returns"}
+  })");
+}
+
 // A small valid saxpy manifest; tests break one thing at a time.
 inline json saxpy_manifest(uint32_t n = 1000) {
   return json::parse(R"({

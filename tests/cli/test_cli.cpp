@@ -562,15 +562,7 @@ TEST_CASE("a kernel fault exits 3 naming the kernel, with no result file") {
 
 TEST_CASE("a hung kernel exits 3 after --timeout instead of hanging") {
   TempDir dir;
-  json m = json::parse(R"({
-    "lrrt_manifest": 1,
-    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
-    "kernel": "spin_forever",
-    "buffers": [{"name": "flag", "type": "u32", "count": 1, "init": "zeros"}],
-    "args": [{"buffer": "flag"}],
-    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
-    "verify": {"skip": "the kernel never returns"}
-  })");
+  json m = hang_manifest();
   auto start = std::chrono::steady_clock::now();
   Result r = run_manifest(dir, write_manifest(dir, "m.json", m), {"--timeout", "1"});
   auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -142,15 +142,7 @@ TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, 
   fs::remove(dir / "out.json");
 
   // A hung kernel under a limit below a millisecond: 1 ms, not "wait forever".
-  json hang = json::parse(R"({
-    "lrrt_manifest": 1,
-    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
-    "kernel": "spin_forever",
-    "buffers": [{"name": "flag", "type": "u32", "count": 1, "init": "zeros"}],
-    "args": [{"buffer": "flag"}],
-    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
-    "verify": {"skip": "the kernel never returns"}
-  })");
+  json hang = hang_manifest();
   expect_error(dir, run_manifest(dir, write_manifest(dir, "hang.json", hang), {"--timeout", "0.0001"}), 3,
                {"did not finish within 1 ms"});
 }
