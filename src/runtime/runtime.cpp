@@ -313,9 +313,18 @@ void Runtime::free(DeviceState& state, void* ptr, bool pinned_host) {
     size = it->second;
   }
   // Pending work may still use the memory; drain without holding the lock so
-  // other threads can keep submitting meanwhile.
+  // other threads can keep submitting meanwhile. A wait that timed out leaves
+  // that work running (a hung kernel still reads and writes the buffer): the
+  // memory stays allocated and the caller gets the timeout.
   std::exception_ptr error;
-  try { drain(state); } catch (...) { error = std::current_exception(); }
+  try {
+    drain(state);
+  } catch (const Error& e) {
+    if (e.status() == LR_ERROR_TIMEOUT) throw;
+    error = std::current_exception();
+  } catch (...) {
+    error = std::current_exception();
+  }
   {
     std::lock_guard lock(state.mutex);
     auto& table = pinned_host ? state.host_allocations : state.allocations;
