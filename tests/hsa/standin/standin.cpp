@@ -579,7 +579,7 @@ struct CopyEngine {
         continue;
       }
       uint64_t start = now_ns();
-      std::memmove(t.dst, t.src, t.size);
+      if (t.size) std::memmove(t.dst, t.src, t.size);  // a zero-byte copy may have null pointers
       count("copies");
       count("copy_bytes", t.size);
       complete(t.completion, start);
