@@ -555,6 +555,13 @@ void parse_save(Manifest& m, const json& v, const std::string& ptr) {
     s.pointer = sp;
     s.buffer = find_buffer_index(m, o.req("buffer"), o.ptr("buffer"));
     s.file = get_string(o.req("npy", "the .npy file to write"), o.ptr("npy"));
+    if (s.file.empty()) throw ManifestError(o.ptr("npy"), "is empty");
+    // Like every input path: relative to the manifest's folder, so a
+    // manifest means the same wherever lrrt is started.
+    if (s.file.is_relative()) s.file = m.base_dir / s.file;
+    for (const auto& earlier : m.save)
+      if (earlier.file.lexically_normal() == s.file.lexically_normal())
+        throw ManifestError(o.ptr("npy"), fmt::format("{} is saved twice (also by {})", s.file.string(), earlier.pointer));
     m.save.push_back(std::move(s));
   }
 }

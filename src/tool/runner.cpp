@@ -133,11 +133,13 @@ std::vector<bool> buffers_read_back(const Manifest& m) {
 }
 
 // Writes the "save" outputs (the verified launch's) as .npy files.
-json save_outputs(const Manifest& m, const BufferContents& outputs) {
+json save_outputs(const Manifest& m, const BufferContents& outputs, PendingFiles* deferred) {
   json saved = json::array();
   for (const auto& s : m.save) {
     const auto& b = m.buffers[s.buffer];
-    write_file_atomic(s.file, npy_bytes(b.type, b.shape, outputs[s.buffer].data()));
+    std::string bytes = npy_bytes(b.type, b.shape, outputs[s.buffer].data());
+    if (deferred) deferred->add(s.file, std::move(bytes));
+    else write_file_atomic(s.file, bytes);
     saved.push_back({{"buffer", b.name}, {"npy", s.file.string()}});
   }
   return saved;
@@ -198,7 +200,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     const json verification = verify_outputs(checks, opt.verify);
 
     // Save them.
-    const json saved = save_outputs(m, outputs);
+    const json saved = save_outputs(m, outputs, opt.deferred_saves);
 
     return json{{"manifest", m.path.string()},
                 {"name", m.name},

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lrrt/lrrt.hpp"
+#include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
 
 namespace lrrt::tool {
@@ -31,6 +32,9 @@ struct RunOptions {
   bool verify = true;                  // false: verification "skipped" (--no-verify)
   bool explain = false;                // sequences: add the replay's plan to the result (--explain)
   std::function<void(const std::string&)> note;  // progress messages, may be empty
+  // Where `save` outputs go: null writes them at once; `lrrt run` collects
+  // them and writes them only when every manifest has succeeded.
+  PendingFiles* deferred_saves = nullptr;
 };
 
 // The run's result object. Verification failure is reported in it
@@ -43,8 +47,9 @@ nlohmann::json run_manifest(const Manifest& m, const lrrt::Device& device, const
 nlohmann::json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds);
 // The buffers to read back after the verified run: the checked and the saved.
 std::vector<bool> buffers_read_back(const Manifest& m);
-// Writes the "save" outputs as .npy files; the result's "saved".
-nlohmann::json save_outputs(const Manifest& m, const BufferContents& outputs);
+// Writes (or, with `deferred`, collects) the "save" outputs as .npy files;
+// the result's "saved".
+nlohmann::json save_outputs(const Manifest& m, const BufferContents& outputs, PendingFiles* deferred = nullptr);
 
 // Timing statistics over samples in nanoseconds: {"samples", "min_ns",
 // "median_ns", "mean_ns", "stddev_ns", "max_ns"}; null without samples.

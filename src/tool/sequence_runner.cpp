@@ -479,7 +479,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
       ratio = eager_timing["median_ns"].get<double>() / replay_timing["median_ns"].get<double>();
 
     // Save the replay's outputs: the sequence's final buffers.
-    const json saved = save_outputs(m, replay_out);
+    const json saved = save_outputs(m, replay_out, opt.deferred_saves);
     json run{{"manifest", m.path.string()},
              {"name", m.name},
              {"kind", "sequence"},
