@@ -105,7 +105,8 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
     std::vector<KernelArg> declared;
     for (const auto& a : kernel_.args()) {
       if (a.kind == LR_ARG_HIDDEN) continue;
-      declared.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER});
+      declared.push_back(
+          KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER, a.type_name});
     }
     check_kernargs(m.args, layout_, declared, m.kernel);
     layout_checked_ = true;

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <random>
+
 #include "cli_support.hpp"
 
 using namespace cli_test;
@@ -145,4 +147,63 @@ TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, 
   json hang = hang_manifest();
   expect_error(dir, run_manifest(dir, write_manifest(dir, "hang.json", hang), {"--timeout", "0.0001"}), 3,
                {"did not finish within 1 ms"});
+}
+
+TEST_CASE("verification cannot pass by truncation, tolerance or a mistyped argument") {
+  TempDir dir;
+  // A u32 where saxpy takes a float: refused from the code object's types.
+  json m = saxpy_manifest(64);
+  m["args"][0] = {{"type", "u32"}, {"value", 2}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "u32.json", m)), 2, {"/args/0", "u32 (an integer)", "float"});
+  // An integer output compared with expected values: exact. vector_add_i32
+  // of two random fills; expected = the true sums, with one element off by
+  // a relative 5e-6 (inside the float default rtol of 1e-5).
+  std::mt19937 rng(std::random_device{}());
+  const int a = std::uniform_int_distribution<int>(100000, 1000000)(rng), b = std::uniform_int_distribution<int>(1, 1000)(rng);
+  json v = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": "@kernels/vector_add.host.so"},
+    "kernel": "vector_add_i32",
+    "buffers": [
+      {"name": "a", "type": "i32", "count": 16, "init": {"fill": 0}},
+      {"name": "b", "type": "i32", "count": 16, "init": {"fill": 0}},
+      {"name": "c", "type": "i32", "count": 16}
+    ],
+    "args": [{"buffer": "a"}, {"buffer": "b"}, {"buffer": "c"}, {"type": "u32", "value": 16}],
+    "launch": {"workgroup_size": [16], "global_size": [16]}
+  })");
+  v["buffers"][0]["init"]["fill"] = a;
+  v["buffers"][1]["init"]["fill"] = b;
+  std::vector<int64_t> expected(16, a + b);
+  const size_t off = std::uniform_int_distribution<size_t>(0, 15)(rng);
+  expected[off] += 5;
+  v["verify"] = {{{"buffer", "c"}, {"expected", {{"values", expected}}}}};
+  Result r = run_manifest(dir, write_manifest(dir, "exact.json", v));
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  const json check = json::parse(read_text(dir / "out.json"))["runs"][0]["verification"]["checks"][0];
+  CHECK(check["mismatches"] == 1);
+  CHECK(check["first_mismatches"][0]["index"] == off);
+  fs::remove(dir / "out.json");
+  // With the true sums everywhere it passes; with a tolerance asked for, the near miss passes too.
+  expected[off] -= 5;
+  v["verify"][0]["expected"]["values"] = expected;
+  CHECK(run_manifest(dir, write_manifest(dir, "exact_ok.json", v)).rc == 0);
+  fs::remove(dir / "out.json");
+  expected[off] += 5;
+  v["verify"][0]["expected"]["values"] = expected;
+  v["verify"][0]["atol"] = 5;
+  CHECK(run_manifest(dir, write_manifest(dir, "tolerant.json", v)).rc == 0);
+  fs::remove(dir / "out.json");
+  // Fractions and out-of-range values for an integer buffer are manifest errors.
+  v["verify"][0].erase("atol");
+  v["verify"][0]["expected"]["values"][off] = 0.9;
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "frac.json", v)), 2,
+               {"/verify/0/expected/values/" + std::to_string(off), "integer"});
+  // A kernel name with a NUL does not run the name before it.
+  json k = saxpy_manifest(64);
+  k["kernel"] = std::string("saxpy\0junk", 10);
+  Result nul = run_manifest(dir, write_manifest(dir, "nul.json", k));
+  expect_error(dir, nul, 2, {"/kernel", "control character"});
+  CHECK_FALSE(has_raw_control_bytes(nul.err));
 }
