@@ -198,7 +198,7 @@ std::filesystem::path kernel_dir(const CommonOptions& o) {
 }
 
 void note(const CommonOptions& o, const std::string& message) {
-  if (!o.quiet) std::cerr << message << "\n";
+  if (!o.quiet) std::cerr << tool::terminal_safe(message) << "\n";
 }
 
 }  // namespace lrrt::cli

@@ -207,3 +207,22 @@ TEST_CASE("verification cannot pass by truncation, tolerance or a mistyped argum
   expect_error(dir, nul, 2, {"/kernel", "control character"});
   CHECK_FALSE(has_raw_control_bytes(nul.err));
 }
+
+TEST_CASE("tables, CSV and progress notes escape what came from inputs") {
+  TempDir dir;
+  json m = saxpy_manifest(64);
+  m["name"] = "evil\u202e-name";  // a right-to-left override: allowed in a name, never printed raw
+  // ESC in the manifest's file name reaches the results as its path.
+  const fs::path manifest = write_manifest(dir, "esc\x1b[31m.json", m);
+  for (const std::string format : {"table", "csv", "markdown"}) {
+    CAPTURE(format);
+    Result r = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1",
+                              "--format", format, manifest.string()});
+    INFO(r.err);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("evil") != std::string::npos);
+    CHECK(r.err.find("evil") != std::string::npos);  // the progress note names it
+    CHECK_FALSE(has_raw_control_bytes(r.out));
+    CHECK_FALSE(has_raw_control_bytes(r.err));
+  }
+}
