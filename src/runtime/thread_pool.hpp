@@ -16,6 +16,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,13 +24,26 @@ namespace lrrt::rt {
 
 class ThreadPool {
  public:
-  // threads: the caller included (threads - 1 workers are started).
-  ThreadPool(unsigned threads, std::chrono::microseconds spin);
+  // Starts a thread running `body` (std::thread by default); tests pass one
+  // that fails, as thread creation does when the process reaches
+  // RLIMIT_NPROC or runs out of address space.
+  using ThreadFactory = std::function<std::thread(std::function<void()> body)>;
+
+  // threads: the caller included (threads - 1 workers are started). When a
+  // worker cannot be started the pool runs with those that did start
+  // (start_failure() says why); when none could (and some were asked for)
+  // it throws lrrt::Error(LR_ERROR_RUNTIME). It never leaves a started
+  // worker behind.
+  ThreadPool(unsigned threads, std::chrono::microseconds spin, const ThreadFactory& factory = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  // What the constructor was asked for, and why fewer threads run ("" when
+  // every one started).
+  unsigned requested_threads() const { return requested_; }
+  const std::string& start_failure() const { return start_failure_; }
 
   // n is clamped to 1..threads().
   void run(unsigned n, const std::function<void(unsigned)>& task);
@@ -42,8 +56,11 @@ class ThreadPool {
 
  private:
   void worker_main(unsigned id);
+  void stop_workers();  // stops and joins every started worker
 
   const std::chrono::microseconds spin_;
+  unsigned requested_ = 1;
+  std::string start_failure_;
   std::vector<std::thread> workers_;
   std::mutex call_mutex_;  // one run at a time
 

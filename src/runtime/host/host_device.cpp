@@ -83,7 +83,13 @@ HostDevice::HostDevice() : pool_(core_count(), kPoolSpin) {
   properties_.max_shared_memory_per_workgroup = 1u << 20;
   properties_.memory_bytes = physical_memory_bytes();
   properties_.host_memory_is_device_memory = true;
-  properties_.extra = {{"threads", std::to_string(pool_.threads())},
+  // Fewer threads than asked for when the system would not start them all
+  // (thread_pool.hpp): the device runs, and says so.
+  const std::string threads =
+      pool_.start_failure().empty()
+          ? std::to_string(pool_.threads())
+          : fmt::format("{} of {} asked for ({})", pool_.threads(), pool_.requested_threads(), pool_.start_failure());
+  properties_.extra = {{"threads", threads},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
 }
 
