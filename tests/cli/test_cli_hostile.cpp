@@ -146,3 +146,23 @@ TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, 
   expect_error(dir, run_manifest(dir, write_manifest(dir, "hang.json", hang), {"--timeout", "0.0001"}), 3,
                {"did not finish within 1 ms"});
 }
+
+TEST_CASE("LRRT_HOST_THREADS takes a whole number from 1 to 1024; anything else is exit 2 naming it") {
+  TempDir dir;
+  const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(64));
+  // Before the fix "-1" aborted (rc 134: 4294967295 threads) and "abc" was
+  // silently ignored (rc 0).
+  for (const char* bad : {"-1", "abc", "0", "1025", "8 ", "4294967296"}) {
+    CAPTURE(bad);
+    ::setenv("LRRT_HOST_THREADS", bad, 1);
+    Result r = run_manifest(dir, m);
+    ::unsetenv("LRRT_HOST_THREADS");
+    expect_error(dir, r, 2, {"LRRT_HOST_THREADS='" + std::string(bad) + "'", "from 1 to 1024"});
+  }
+  // The check can fail: a good value runs.
+  ::setenv("LRRT_HOST_THREADS", "3", 1);
+  Result ok = run_lrrt(dir, {"info", "--format", "json"});
+  ::unsetenv("LRRT_HOST_THREADS");
+  REQUIRE_MESSAGE(ok.rc == 0, ok.err);
+  CHECK_MESSAGE(ok.out.find("\"threads\": \"3\"") != std::string::npos, ok.out);
+}

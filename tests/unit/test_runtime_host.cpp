@@ -4,7 +4,10 @@
 // what only the ABI or the host backend does.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -52,4 +55,58 @@ TEST_CASE("host backend: bad handles and inputs give status codes, not crashes")
   CHECK(lr_device_open(999, &d) == LR_ERROR_INVALID_ARGUMENT);
   CHECK(lr_device_select("cuda-typo", 0, &d) == LR_ERROR_NOT_FOUND);
   CHECK(lr_device_select("host", 3, &d) == LR_ERROR_NOT_FOUND);
+}
+
+namespace {
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class EnvFor {
+ public:
+  EnvFor(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvFor() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  EnvFor(const EnvFor&) = delete;
+  EnvFor& operator=(const EnvFor&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("host backend: LRRT_HOST_THREADS takes a whole number from 1 to 1024, anything else names it") {
+  std::mt19937 rng(std::random_device{}());
+  // Before the fix "-1" asked for 4294967295 threads (an abort) and "abc" or
+  // "0" were silently ignored.
+  std::vector<std::string> bad = {"-1", "abc", "0", "1025", "4294967297", "2x", " 2", "+3", "1e3", "0x10"};
+  bad.push_back(std::to_string(std::uniform_int_distribution<uint64_t>(1025, uint64_t(1) << 40)(rng)));
+  for (const auto& value : bad) {
+    CAPTURE(value);
+    EnvFor env("LRRT_HOST_THREADS", value.c_str());
+    lrrt::Runtime runtime;
+    // The device opens when first used (selected, here).
+    lr_device_t device{};
+    lr_status_t status = lr_device_select("host", 0, &device);
+    lr_device_properties_t props{};
+    if (status == LR_SUCCESS) status = lr_device_get_properties(device, &props);
+    CHECK(status == LR_ERROR_INVALID_ARGUMENT);
+    const std::string message = lr_last_error_message();
+    CHECK_MESSAGE(message.find("LRRT_HOST_THREADS='" + value + "'") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("from 1 to 1024") != std::string::npos, message);
+  }
+  // The check can fail: a good value is taken as the thread count.
+  const unsigned threads = std::uniform_int_distribution<unsigned>(1, 6)(rng);
+  for (const std::string value : {std::to_string(threads), "0" + std::to_string(threads)}) {
+    EnvFor env("LRRT_HOST_THREADS", value.c_str());
+    lrrt::Runtime runtime;
+    auto device = lrrt::Device::select("host");
+    CHECK(device.properties().compute_units == threads);
+  }
 }

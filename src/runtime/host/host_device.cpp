@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <string_view>
 #include <thread>
 
 #include "error.hpp"
@@ -19,6 +20,7 @@ namespace lrrt::rt::host {
 namespace {
 
 constexpr size_t kAlignment = 256;  // as GPU allocators give
+constexpr unsigned long kMaxHostThreads = 1024;
 
 std::string host_arch() {
 #if defined(__x86_64__)
@@ -30,11 +32,22 @@ std::string host_arch() {
 #endif
 }
 
+// LRRT_HOST_THREADS: a whole number of threads from 1 to kMaxHostThreads,
+// digits only ("-1" read by strtoul would be 4294967295 threads, "abc" 0).
+// The CLI checks the same rule before it opens a device (src/cli/common.cpp,
+// check_host_threads_env) so that a bad value is an input error, exit 2.
 uint32_t core_count() {
   unsigned n = std::thread::hardware_concurrency();
-  if (const char* env = std::getenv("LRRT_HOST_THREADS")) {
-    unsigned v = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
-    if (v > 0) n = v;
+  if (const char* env = std::getenv("LRRT_HOST_THREADS"); env && *env) {
+    const std::string_view text = env;
+    const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string_view::npos;
+    const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
+    if (v < 1 || v > kMaxHostThreads)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "LRRT_HOST_THREADS='{}' is not a whole number of threads from 1 to {}; unset it for one thread "
+                 "per core",
+                 text.substr(0, 64), kMaxHostThreads);
+    n = static_cast<unsigned>(v);
   }
   return n ? n : 1;
 }
