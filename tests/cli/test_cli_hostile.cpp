@@ -166,3 +166,22 @@ TEST_CASE("LRRT_HOST_THREADS takes a whole number from 1 to 1024; anything else 
   REQUIRE_MESSAGE(ok.rc == 0, ok.err);
   CHECK_MESSAGE(ok.out.find("\"threads\": \"3\"") != std::string::npos, ok.out);
 }
+
+TEST_CASE("run: a host kernel that overflows its stack is a kernel fault (exit 3), not a dead process") {
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "recurse_deep",
+    "buffers": [{"name": "out", "type": "u64", "count": 4, "init": "zeros"}],
+    "args": [{"buffer": "out"}, {"type": "u64", "value": 1099511627776}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [4]},
+    "verify": {"skip": "the kernel overflows its stack"}
+  })");
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 3,
+               {"recurse_deep", "faulted", "Segmentation fault"});
+  // The check can fail: a depth that fits runs.
+  m["args"][1]["value"] = 100;
+  Result ok = run_manifest(dir, write_manifest(dir, "ok.json", m));
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}

@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <string>
@@ -108,5 +110,75 @@ TEST_CASE("host backend: LRRT_HOST_THREADS takes a whole number from 1 to 1024, 
     lrrt::Runtime runtime;
     auto device = lrrt::Device::select("host");
     CHECK(device.properties().compute_units == threads);
+  }
+}
+
+namespace {
+
+std::vector<std::byte> read_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing file ", path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(chars.size());
+  if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+
+struct RecurseArgs {
+  void* out;
+  uint64_t depth;
+};
+
+// The status an lrrt call threw (LR_SUCCESS when none), and its message.
+template <typename F>
+lr_status_t status_of(F&& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const lrrt::Error& e) {
+    if (message) *message = e.what();
+    return e.status();
+  }
+  return LR_SUCCESS;
+}
+
+// What recurse_deep returns for a depth that fits the stack.
+uint64_t recursion_sum(uint64_t depth) {
+  uint64_t sum = 0;
+  for (uint64_t d = 0; d <= depth; ++d) sum += d & 0xff;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, and the process goes on") {
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::Runtime runtime;
+  auto device = lrrt::Device::select("host");
+  lrrt::Module module(device, read_binary(LRRT_TEST_ERROR_KERNELS));
+  lrrt::Kernel recurse = module.kernel("recurse_deep");
+  for (int round = 0; round < 3; ++round) {
+    // Several workgroups, so the pool's workers overflow as well as the
+    // queue's thread; without an alternate signal stack the fault handler
+    // itself has no stack and the process dies (SIGSEGV).
+    const uint32_t groups = std::uniform_int_distribution<uint32_t>(1, 8)(rng);
+    CAPTURE(groups);
+    lrrt::DeviceBuffer out(device, groups * sizeof(uint64_t));
+    std::vector<uint64_t> poison(groups, 0xDEADBEEFDEADBEEFull);
+    lrrt::copy_to_device(out, poison);
+    const lr_launch_config_t config{{groups, 1, 1}, {1, 1, 1}, 0};
+    lrrt::launch(recurse, config, RecurseArgs{out.data(), uint64_t(1) << 40});
+    std::string message;
+    CHECK(status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("'recurse_deep' faulted") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("Segmentation fault") != std::string::npos, message);
+    // The device still runs kernels, on the same threads: a depth that fits
+    // gives the right sums (the check that can fail: poisoned outputs).
+    const uint64_t depth = std::uniform_int_distribution<uint64_t>(10, 1000)(rng);
+    lrrt::copy_to_device(out, poison);
+    lrrt::launch(recurse, config, RecurseArgs{out.data(), depth});
+    device.synchronize();
+    std::vector<uint64_t> got(groups);
+    lrrt::copy_to_host(got, out);
+    for (uint32_t g = 0; g < groups; ++g) CHECK(got[g] == recursion_sum(depth));
   }
 }
