@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <memory>
 
@@ -98,6 +99,23 @@ json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, ui
   return timing;
 }
 
+// A host kernel fault names the allocation its address lies in or after
+// ("the 4000-byte device allocation at 0x7f..."): the manifest's buffer name
+// goes after it.
+std::string name_buffers(std::string message, const Manifest& m, const std::vector<const void*>& addresses) {
+  for (size_t i = 0; i < addresses.size() && i < m.buffers.size(); ++i) {
+    const std::string at = fmt::format("allocation at {}", addresses[i]);
+    for (size_t pos = message.find(at); pos != std::string::npos; pos = message.find(at, pos + 1)) {
+      const size_t end = pos + at.size();
+      if (end < message.size() && std::isxdigit(static_cast<unsigned char>(message[end]))) continue;
+      const std::string name = fmt::format(" (buffer \"{}\")", m.buffers[i].name);
+      message.insert(end, name);
+      pos = end + name.size();
+    }
+  }
+  return message;
+}
+
 json launch_json(const Manifest& m) {
   const auto& L = m.launch;
   json launch{{"workgroup_size", L.workgroup_size},
@@ -160,6 +178,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     if (opt.note) opt.note(s);
   };
   if (m.sequence) return run_sequence(m, device, opt);
+  std::vector<const void*> addresses;  // of the buffers, for fault messages
   try {
     // The references the checks name exist (parse_manifest leaves that to
     // the verifier).
@@ -168,6 +187,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     // Resolve and load the code object, find the kernel, check the launch,
     // the argument layout and the buffers against the device; allocate.
     auto P = std::make_unique<Prepared>(m, device, opt.kernel_dir);
+    for (const auto& b : P->buffers) addresses.push_back(b.data());
 
     // Initialise: every buffer's contents, generated once, uploaded before
     // the verified launch and again before timing.
@@ -216,7 +236,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
                 {"saved", saved}};
   } catch (const lrrt::Error& e) {
     if (e.status() == LR_ERROR_KERNEL_FAULT)
-      throw DeviceError(fmt::format("kernel \"{}\" failed: {}", m.kernel, e.what()));
+      throw DeviceError(fmt::format("kernel \"{}\" failed: {}", m.kernel, name_buffers(e.what(), m, addresses)));
     throw DeviceError(e.what());
   }
 }

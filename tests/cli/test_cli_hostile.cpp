@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <random>
+
 #include "cli_support.hpp"
 
 using namespace cli_test;
@@ -183,5 +185,59 @@ TEST_CASE("run: a host kernel that overflows its stack is a kernel fault (exit 3
   // The check can fail: a depth that fits runs.
   m["args"][1]["value"] = 100;
   Result ok = run_manifest(dir, write_manifest(dir, "ok.json", m));
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+namespace {
+
+// vector_add_i32 on buffers of `count` elements with n = `n` and no `bounds`
+// or `covers`, so nothing stops n > count: a and b filled with fresh random
+// numbers, c poisoned, c checked against the sums (the first `count`).
+json overrun_manifest(uint32_t count, uint64_t n, int32_t a, int32_t b) {
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": "@kernels/vector_add.host.so"},
+    "kernel": "vector_add_i32",
+    "buffers": [
+      {"name": "a", "type": "i32", "count": 1, "init": {"fill": 0}},
+      {"name": "b", "type": "i32", "count": 1, "init": {"fill": 0}},
+      {"name": "c", "type": "i32", "count": 1, "init": {"fill": -559038737}}
+    ],
+    "args": [{"buffer": "a"}, {"buffer": "b"}, {"buffer": "c"}, {"type": "u32", "value": 0}],
+    "launch": {"workgroup_size": [64], "global_size": [1]},
+    "verify": [{"buffer": "c", "expected": {"values": []}}]
+  })");
+  for (auto& buffer : m["buffers"]) buffer["count"] = count;
+  m["buffers"][0]["init"]["fill"] = a;
+  m["buffers"][1]["init"]["fill"] = b;
+  m["args"][3]["value"] = n;
+  m["launch"]["global_size"][0] = n;
+  m["verify"][0]["expected"]["values"] = std::vector<int64_t>(count, int64_t(a) + b);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("run: a host kernel writing past its buffers is a kernel fault (exit 3), never a pass or a crash") {
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const int32_t a = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+  const int32_t b = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+  INFO("a = " << a << ", b = " << b);
+  // The audit's probes: 1000 elements (4000 bytes: 96 bytes of slack before
+  // the page ends), 16 elements too many passed verification; 201000 too
+  // many crashed lrrt (SIGSEGV, rc 139). run_lrrt fails the test if lrrt
+  // ends by a signal.
+  Result small = run_manifest(dir, write_manifest(dir, "small.json", overrun_manifest(1000, 1016, a, b)));
+  expect_error(dir, small, 3, {"vector_add_i32", "wrote past the end of a buffer", "4000-byte device allocation",
+                               "(buffer \"c\")"});
+  Result big = run_manifest(dir, write_manifest(dir, "big.json", overrun_manifest(1000, 201000, a, b)));
+  expect_error(dir, big, 3, {"vector_add_i32", "faulted", "after the end of the 4000-byte device allocation"});
+  // One element past a buffer that ends on a page boundary (1024 elements):
+  // the guard page itself.
+  Result edge = run_manifest(dir, write_manifest(dir, "edge.json", overrun_manifest(1024, 1025, a, b)));
+  expect_error(dir, edge, 3, {"vector_add_i32", "faulted", "0 bytes after the end of the 4096-byte device allocation"});
+  // The check can fail: within bounds the same manifest passes.
+  Result ok = run_manifest(dir, write_manifest(dir, "ok.json", overrun_manifest(1000, 1000, a, b)));
   CHECK_MESSAGE(ok.rc == 0, ok.err);
 }

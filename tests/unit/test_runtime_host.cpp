@@ -11,8 +11,13 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "host/host_memory.hpp"
 #include "lrrt/lrrt.hpp"
 
 TEST_CASE("C ABI reports errors with status codes and messages before lr_init") {
@@ -180,5 +185,99 @@ TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, an
     std::vector<uint64_t> got(groups);
     lrrt::copy_to_host(got, out);
     for (uint32_t g = 0; g < groups; ++g) CHECK(got[g] == recursion_sum(depth));
+  }
+}
+
+TEST_CASE("host backend: device memory ends at a guard page, with a canary in the slack before it") {
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::rt::host::GuardedMemory memory;
+  const size_t page = memory.page_size();
+  for (int round = 0; round < 40; ++round) {
+    // Sizes around 256-byte and page multiples, and random ones.
+    const size_t base = std::uniform_int_distribution<size_t>(1, 3 * page)(rng);
+    const size_t size = round % 4 == 0 ? (base + 255) / 256 * 256 : round % 4 == 1 ? (base + page - 1) / page * page : base;
+    CAPTURE(size);
+    auto* p = static_cast<unsigned char*>(memory.allocate(size, "device allocation"));
+    const size_t rounded = (size + 255) / 256 * 256;
+    CHECK(reinterpret_cast<uintptr_t>(p) % 256 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(p + rounded) % page == 0);  // the guard page follows
+    std::memset(p, 0x5a, size);  // the whole buffer is the caller's
+    CHECK(memory.scan_and_repair().empty());
+    // Every byte of the slack is watched: one changed byte is reported, once.
+    if (rounded > size) {
+      const size_t k = std::uniform_int_distribution<size_t>(0, rounded - size - 1)(rng);
+      p[size + k] ^= 0xff;
+      const std::string report = memory.scan_and_repair();
+      CHECK_MESSAGE(report.find(fmt::format("the {}-byte device allocation at", size)) != std::string::npos, report);
+      CHECK_MESSAGE(report.find(fmt::format("1 of the {} bytes after its end", rounded - size)) != std::string::npos, report);
+      CHECK_MESSAGE(report.find(fmt::format("up to {} bytes past it", k + 1)) != std::string::npos, report);
+      CHECK(memory.scan_and_repair().empty());  // repaired
+    }
+    const std::string where = memory.describe(p + rounded + 16);
+    CHECK_MESSAGE(where.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + 16, size)) !=
+                      std::string::npos,
+                  where);
+    memory.free(p);
+    CHECK(memory.describe(p + rounded).empty());
+  }
+}
+
+namespace {
+
+struct AddI32Args {
+  void* a;
+  void* b;
+  void* c;
+  uint32_t n;
+};
+
+}  // namespace
+
+TEST_CASE("host backend: a kernel writing past a buffer is a kernel fault naming the allocation, never a pass") {
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::Runtime runtime;
+  auto device = lrrt::Device::select("host");
+  lrrt::Module module(device, read_binary(std::string(LRRT_TEST_KERNEL_DIR) + "/vector_add.host.so"));
+  lrrt::Kernel add = module.kernel("vector_add_i32");
+  for (int round = 0; round < 6; ++round) {
+    // A count whose bytes are not a multiple of 256: 4 to 252 bytes of slack.
+    uint32_t count = std::uniform_int_distribution<uint32_t>(100, 100000)(rng);
+    if (count % 64 == 0) ++count;
+    const uint32_t slack = (count + 63) / 64 * 64 - count;  // elements
+    CAPTURE(count);
+    std::vector<int32_t> a(count), b(count), poison(count, int32_t(0xDEADBEEF));
+    for (auto& v : a) v = int32_t(rng());
+    for (auto& v : b) v = int32_t(rng());
+    lrrt::DeviceBuffer da(device, count * 4), db(device, count * 4), dc(device, count * 4);
+    lrrt::copy_to_device(da, a);
+    lrrt::copy_to_device(db, b);
+    auto launch = [&](uint32_t n) {
+      lrrt::copy_to_device(dc, poison);
+      lrrt::launch(add, lrrt::launch_config({(n + 63) / 64, 1, 1}, {64, 1, 1}), AddI32Args{da.data(), db.data(), dc.data(), n});
+      std::string message;
+      const lr_status_t status = status_of([&] { device.synchronize(); }, &message);
+      return std::pair{status, message};
+    };
+    // Into the slack: no fault, the canary.
+    const uint32_t small = count + std::uniform_int_distribution<uint32_t>(1, slack)(rng);
+    auto [status, message] = launch(small);
+    CHECK(status == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("'vector_add_i32' wrote past the end of a buffer") != std::string::npos, message);
+    CHECK_MESSAGE(message.find(fmt::format("the {}-byte device allocation at {}", count * 4, dc.data())) != std::string::npos,
+                  message);
+    // Past the slack, up to a page: the guard pages fault (every access past
+    // an end lies in a slack or a guard page), the process goes on.
+    const uint32_t big = count + std::uniform_int_distribution<uint32_t>(slack + 1, slack + 1024)(rng);
+    std::tie(status, message) = launch(big);
+    CHECK(status == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("faulted: Segmentation fault") != std::string::npos, message);
+    CHECK_MESSAGE(message.find(fmt::format("after the end of the {}-byte device allocation", count * 4)) != std::string::npos,
+                  message);
+    // The check can fail: in bounds the sums are right and nothing is reported.
+    std::tie(status, message) = launch(count);
+    CHECK_MESSAGE(status == LR_SUCCESS, message);
+    std::vector<int32_t> c(count);
+    lrrt::copy_to_host(c, dc);
+    for (uint32_t i = 0; i < count; ++i) REQUIRE(c[i] == int32_t(uint32_t(a[i]) + uint32_t(b[i])));
   }
 }

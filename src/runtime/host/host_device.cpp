@@ -19,7 +19,6 @@
 namespace lrrt::rt::host {
 namespace {
 
-constexpr size_t kAlignment = 256;  // as GPU allocators give
 constexpr unsigned long kMaxHostThreads = 1024;
 
 std::string host_arch() {
@@ -50,14 +49,6 @@ uint32_t core_count() {
     n = static_cast<unsigned>(v);
   }
   return n ? n : 1;
-}
-
-void* aligned_allocation(size_t size, const char* what) {
-  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < size) LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes overflows", what, size);
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (!p) LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: out of host memory", what, size);
-  return p;
 }
 
 std::string cpu_model_name() {
@@ -108,10 +99,11 @@ HostDevice::HostDevice() : pool_(core_count(), kPoolSpin) {
 
 HostDevice::~HostDevice() { release_utility_queue(); }
 
-void* HostDevice::allocate(size_t size) { return aligned_allocation(size, "device allocation"); }
-void HostDevice::free(void* ptr) { std::free(ptr); }
-void* HostDevice::do_allocate_host(size_t size) { return aligned_allocation(size, "pinned host allocation"); }
-void HostDevice::do_free_host(void* ptr) { std::free(ptr); }
+// Both kinds are guarded at their end (host_memory.hpp): kernels reach both.
+void* HostDevice::allocate(size_t size) { return memory_.allocate(size, "device allocation"); }
+void HostDevice::free(void* ptr) { memory_.free(ptr); }
+void* HostDevice::do_allocate_host(size_t size) { return memory_.allocate(size, "pinned host allocation"); }
+void HostDevice::do_free_host(void* ptr) { memory_.free(ptr); }
 
 std::unique_ptr<Queue> HostDevice::create_queue() { return std::make_unique<HostQueue>(*this); }
 std::unique_ptr<Event> HostDevice::create_event() { return std::make_unique<HostEvent>(); }

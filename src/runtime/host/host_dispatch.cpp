@@ -234,7 +234,9 @@ bool HostDispatch::run(uint64_t begin, uint64_t end, unsigned participant, Kerne
   return run_workgroups(entry_, dispatch_, begin, end, participant, fault, fault_mutex);
 }
 
-void HostDispatch::throw_fault(const KernelFault& fault) const { throw_kernel_fault(name_, fault, dispatch_); }
+void HostDispatch::throw_fault(const KernelFault& fault, const GuardedMemory& memory) const {
+  throw_kernel_fault(name_, fault, dispatch_, fault.signal ? memory.describe(fault.address) : std::string());
+}
 
 void HostDispatch::patch_args(size_t offset, std::span<const std::byte> bytes) {
   if (offset >= kernarg_bytes_) return;

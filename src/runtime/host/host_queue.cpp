@@ -58,7 +58,13 @@ void HostQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
         device->pool().parallel_for(dispatch->workgroups(), [&](uint64_t begin, uint64_t end, unsigned thread) {
           return dispatch->run(begin, end, thread, fault, fault_mutex);
         });
-        if (fault.failed()) dispatch->throw_fault(fault);
+        // A write past a buffer's end either faults on its guard page or
+        // changes the canary before it (host_memory.hpp).
+        const std::string overrun = device->memory().scan_and_repair();
+        if (fault.failed()) dispatch->throw_fault(fault, device->memory());
+        if (!overrun.empty())
+          LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' wrote past the end of a buffer: {}", dispatch->kernel_name(),
+                     overrun);
       },
       wait_for, signal);
 }
