@@ -3,8 +3,10 @@
 // result files for compare. Each must give a clean exit 2 naming the file or
 // field, print nothing raw to the terminal, and leave no result file.
 #include <doctest/doctest.h>
+#include <elf.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <random>
 
 #include "cli_support.hpp"
@@ -240,4 +242,60 @@ TEST_CASE("run: a host kernel writing past its buffers is a kernel fault (exit 3
   // The check can fail: within bounds the same manifest passes.
   Result ok = run_manifest(dir, write_manifest(dir, "ok.json", overrun_manifest(1000, 1000, a, b)));
   CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+TEST_CASE("run: host libraries with random bytes in their ELF and program headers end with an exit code, never a signal") {
+  // The audit: 40 copies of empty.host.so with 4 random bytes changed in the
+  // program headers, 10 died inside dlopen (SIGSEGV, SIGBUS). run_lrrt fails
+  // the test when lrrt ends by a signal.
+  TempDir dir;
+  const std::string original = read_text(kKernels / "empty.host.so");
+  Elf64_Ehdr h{};
+  REQUIRE(original.size() > sizeof(h));
+  std::memcpy(&h, original.data(), sizeof(h));
+  const size_t headers_end = h.e_phoff + size_t(h.e_phnum) * sizeof(Elf64_Phdr);
+  REQUIRE(headers_end <= original.size());
+  const char* fixed = std::getenv("LRRT_TEST_SEED");
+  const unsigned seed = fixed ? unsigned(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
+  MESSAGE("corrupted host libraries: seed " << seed << " (LRRT_TEST_SEED=" << seed << " repeats it)");
+  std::mt19937 rng(seed);
+  // Positions in the ELF header and in the program header table.
+  const size_t header_bytes = sizeof(Elf64_Ehdr), table_bytes = headers_end - h.e_phoff;
+  std::uniform_int_distribution<size_t> position(0, header_bytes + table_bytes - 1);
+  const fs::path library = dir / "corrupt.host.so";
+  json m = json::parse(R"({
+    "lrrt_manifest": 1, "kernel": "empty",
+    "args": [{"type": "u32", "value": 0}],
+    "launch": {"workgroup_size": [64], "workgroup_count": [1]},
+    "verify": {"skip": "no outputs"}
+  })");
+  m["code_object"] = {{"host", library.string()}};
+  const fs::path manifest = write_manifest(dir, "m.json", m);
+  int refused = 0, ran = 0;
+  const int copies = 200;
+  for (int copy = 0; copy < copies; ++copy) {
+    std::string bytes = original;
+    const int changes = std::uniform_int_distribution<int>(1, 4)(rng);
+    std::string what;
+    for (int c = 0; c < changes; ++c) {
+      size_t at = position(rng);
+      if (at >= header_bytes) at = h.e_phoff + (at - header_bytes);
+      const char value = char(std::uniform_int_distribution<int>(0, 255)(rng));
+      what += " [" + std::to_string(at) + "]=" + std::to_string(uint8_t(value));
+      bytes[at] = value;
+    }
+    write_text(library, bytes);
+    INFO("seed " << seed << ", copy " << copy << ":" << what);
+    Result r = run_lrrt(dir, {"run", "--backend", "host", "--iterations", "0", "--warmup", "0", "-q", "--timeout", "30",
+                              manifest.string()});
+    if (r.rc == 2) {
+      ++refused;
+      CHECK_MESSAGE(r.err.find(library.string()) != std::string::npos, r.err);
+    } else {
+      CHECK_MESSAGE((r.rc == 0 || r.rc == 3), "rc ", r.rc, ": ", r.err);
+      ++ran;
+    }
+  }
+  MESSAGE(refused << " of " << copies << " corrupted copies refused (exit 2), " << ran << " ran");
+  CHECK(refused > 0);  // the corruption reached the checks
 }
