@@ -299,3 +299,26 @@ TEST_CASE("run: host libraries with random bytes in their ELF and program header
   MESSAGE(refused << " of " << copies << " corrupted copies refused (exit 2), " << ran << " ran");
   CHECK(refused > 0);  // the corruption reached the checks
 }
+
+TEST_CASE("run: what the run holds on host (buffers and their host copies) must fit the memory available") {
+  TempDir dir;
+  std::mt19937_64 rng(std::random_device{}());
+  const uint32_t n = std::uniform_int_distribution<uint32_t>(100000, 1000000)(rng);
+  json manifest = saxpy_manifest(n);
+  manifest["verify"][0]["atol"] = 1e-6;  // y = 2.5x + y near 0 loses digits to cancellation
+  const fs::path m = write_manifest(dir, "m.json", manifest);
+  // x and y: 8n bytes of device buffers; on the host the run also holds the
+  // initial contents (8n), y read back (4n) and y's expected values (4n).
+  const uint64_t buffers = 8ull * n, holds = buffers + 16ull * n;
+  const uint64_t between = std::uniform_int_distribution<uint64_t>(buffers, holds - 1)(rng);
+  INFO("n = " << n << ", limit " << between);
+  ::setenv("LRRT_TEST_MEMAVAILABLE_BYTES", std::to_string(between).c_str(), 1);
+  Result r = run_manifest(dir, m);
+  ::unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
+  expect_error(dir, r, 3, {"the run holds " + std::to_string(holds) + " bytes", std::to_string(between) + " bytes of host memory available"});
+  // The check can fail: what the run holds fits exactly.
+  ::setenv("LRRT_TEST_MEMAVAILABLE_BYTES", std::to_string(holds).c_str(), 1);
+  Result ok = run_manifest(dir, m);
+  ::unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
