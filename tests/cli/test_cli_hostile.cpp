@@ -151,7 +151,7 @@ TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, 
                {"did not finish within 1 ms"});
 }
 
-TEST_CASE("LRRT_HOST_THREADS takes a whole number from 1 to 1024; anything else is exit 2 naming it") {
+TEST_CASE("LRRT_HOST_THREADS takes a whole number from 1 to 1024, anything else is exit 2 naming it") {
   TempDir dir;
   const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(64));
   // Before the fix "-1" aborted (rc 134: 4294967295 threads) and "abc" was
