@@ -135,11 +135,12 @@ uint64_t available_host_memory() {
 
 uint64_t MemoryDemand::host_bytes() const {
   uint64_t total = 0;
-  for (const auto& [what, bytes] : host_parts) total += bytes;
+  for (const auto& [what, bytes] : host_parts) total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
   return total;
 }
 
-void check_memory_demand(const MemoryDemand& demand, const lr_device_properties_t& p) {
+void check_memory_demand(const Manifest& m, const MemoryDemand& demand, const lr_device_properties_t& p) {
+  check_memory(m, p);  // the most specific message first: the buffer that does not fit
   const uint64_t host = demand.host_bytes();
   std::string parts;
   for (const auto& [what, bytes] : demand.host_parts)
@@ -147,7 +148,7 @@ void check_memory_demand(const MemoryDemand& demand, const lr_device_properties_
   const uint64_t available = available_host_memory();
   if (memory_is_host_memory(p)) {
     const auto [limit, what] = device_memory_limit(p);
-    const uint64_t total = demand.device_bytes + host;
+    const uint64_t total = host > UINT64_MAX - demand.device_bytes ? UINT64_MAX : demand.device_bytes + host;
     if (limit && total > limit)
       throw DeviceError(fmt::format("/buffers: the run holds {} bytes of host memory (device buffers {}{}), more than {}",
                                     total, demand.device_bytes, parts, what));

@@ -27,7 +27,7 @@ namespace {
 // memory there is (when `demand` is given: the run's own device, not a
 // reference run's).
 std::vector<lrrt::DeviceBuffer> allocate_checked(const Manifest& m, const lrrt::Device& device, const MemoryDemand* demand) {
-  if (demand) check_memory_demand(*demand, device.properties());
+  if (demand) check_memory_demand(m, *demand, device.properties());
   return allocate_buffers(m, device);
 }
 
@@ -161,13 +161,21 @@ std::vector<bool> buffers_read_back(const Manifest& m) {
   return wanted;
 }
 
+namespace {
+
+// a + b and k * a, saturating: sizes come from manifests.
+uint64_t add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+uint64_t mul_sat(uint64_t k, uint64_t a) { return k && a > UINT64_MAX / k ? UINT64_MAX : k * a; }
+
+}  // namespace
+
 MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool verify) {
   MemoryDemand d;
   uint64_t all = 0, read_back = 0;
   const std::vector<bool> wanted = buffers_read_back(m);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
-    all += m.buffers[i].bytes;
-    if (wanted[i]) read_back += m.buffers[i].bytes;
+    all = add_sat(all, m.buffers[i].bytes);
+    if (wanted[i]) read_back = add_sat(read_back, m.buffers[i].bytes);
   }
   d.device_bytes = all;
   uint64_t expected = 0, sequence_reference = 0, elsewhere = 0;
@@ -178,7 +186,8 @@ MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool ver
     if (v.kind == VerifySpec::Kind::ReferenceBackend) {
       // Its outputs (every buffer) stay for the other checks; on host its
       // buffers are host memory too.
-      if (v.backend != backend && backends.insert(v.backend).second) elsewhere += v.backend == "host" ? 2 * all : all;
+      if (v.backend != backend && backends.insert(v.backend).second)
+        elsewhere = add_sat(elsewhere, mul_sat(v.backend == "host" ? 2 : 1, all));
     } else if (v.kind == VerifySpec::Kind::Reference && v.reference == kSequenceReference) {
       sequence_reference = all;
     } else {
@@ -191,11 +200,11 @@ MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool ver
     // end; the reference is the state (every buffer) and a step's outputs,
     // again for a patched replay.
     const uint64_t runs = m.sequence->patch ? 3 : 2;
-    d.host_parts.emplace_back("outputs", runs * read_back);
-    d.host_parts.emplace_back("sequence reference", (m.sequence->patch ? 3 : 2) * sequence_reference);
+    d.host_parts.emplace_back("outputs", mul_sat(runs, read_back));
+    d.host_parts.emplace_back("sequence reference", mul_sat(m.sequence->patch ? 3 : 2, sequence_reference));
     uint64_t fills = 0;
     for (const auto& s : m.sequence->steps)
-      if (s.kind == SequenceStep::Kind::Fill) fills += s.bytes;
+      if (s.kind == SequenceStep::Kind::Fill) fills = add_sat(fills, s.bytes);
     d.host_parts.emplace_back("fill patterns", fills);
   } else {
     d.host_parts.emplace_back("outputs", read_back);

@@ -282,7 +282,7 @@ TEST_CASE("memory admission: a run is counted with its host copies, against the 
   CHECK(available_host_memory() == between);
   std::string message;
   try {
-    check_memory_demand(d, host);
+    check_memory_demand(m, d, host);
   } catch (const DeviceError& e) {
     message = e.what();
   }
@@ -291,7 +291,10 @@ TEST_CASE("memory admission: a run is counted with its host copies, against the 
   CHECK_MESSAGE(message.find("LRRT_TEST_MEMAVAILABLE_BYTES") != std::string::npos, message);
   // The check can fail: exactly what the run holds fits.
   limit(holds);
-  CHECK_NOTHROW(check_memory_demand(d, host));
+  CHECK_NOTHROW(check_memory_demand(m, d, host));
+  // A buffer that alone does not fit is named first.
+  limit(4 * n - 1);
+  CHECK_THROWS_WITH_AS(check_memory_demand(m, d, host), doctest::Contains("/buffers/0: buffer \"x\""), DeviceError);
 
   // On a GPU the buffers count against the device, the host copies against
   // host memory.
@@ -299,11 +302,11 @@ TEST_CASE("memory admission: a run is counted with its host copies, against the 
   std::strcpy(gpu.backend, "cuda");
   gpu.memory_bytes = buffers;
   limit(d.host_bytes() - 1);
-  CHECK_THROWS_WITH_AS(check_memory_demand(d, gpu), doctest::Contains("host copies"), DeviceError);
+  CHECK_THROWS_WITH_AS(check_memory_demand(m, d, gpu), doctest::Contains("host copies"), DeviceError);
   limit(d.host_bytes());
-  CHECK_NOTHROW(check_memory_demand(d, gpu));
+  CHECK_NOTHROW(check_memory_demand(m, d, gpu));
   gpu.memory_bytes = buffers - 1;
-  CHECK_THROWS_WITH_AS(check_memory_demand(d, gpu), doctest::Contains("device's"), DeviceError);
+  CHECK_THROWS_WITH_AS(check_memory_demand(m, d, gpu), doctest::Contains("device's"), DeviceError);
   // A reference run on host adds its outputs and its buffers (host memory).
   nlohmann::json cross = doc;
   cross["verify"][0]["expected"] = {{"reference_backend", "host"}};
