@@ -29,22 +29,32 @@ ThreadPool::ThreadPool(unsigned threads, std::chrono::microseconds spin, const T
       break;
     }
   }
-  if (!start_failure_.empty() && workers_.empty())
+  if (start_failure_.empty()) return;
+  if (workers_.empty())
     LRRT_THROW(LR_ERROR_RUNTIME, "cannot start a thread pool of {} threads: {}", requested_, start_failure_);
+  // What stopped this pool stops the next thread too (a queue's worker):
+  // give back the last few workers, keeping one.
+  const size_t started = workers_.size();
+  const size_t keep = started - std::min<size_t>(kHeadroomThreads, started - 1);
+  stop_workers(keep);
+  if (keep < started)
+    start_failure_ += fmt::format("; {} of the {} started were stopped again to leave room for other threads",
+                                  started - keep, started);
 }
 
-ThreadPool::~ThreadPool() { stop_workers(); }
+ThreadPool::~ThreadPool() { stop_workers(0); }
 
-void ThreadPool::stop_workers() {
+void ThreadPool::stop_workers(size_t keep) {
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
+    if (keep == 0) stopping_ = true;
+    live_ = static_cast<unsigned>(keep) + 1;  // workers 1..keep go on
     generation_.fetch_add(1, std::memory_order_release);  // ends the workers' spin
   }
   wake_.notify_all();
-  for (auto& t : workers_)
-    if (t.joinable()) t.join();
-  workers_.clear();
+  for (size_t i = keep; i < workers_.size(); ++i)
+    if (workers_[i].joinable()) workers_[i].join();
+  workers_.resize(std::min(keep, workers_.size()));
 }
 
 void ThreadPool::run(unsigned n, const std::function<void(unsigned)>& task) {
@@ -112,7 +122,7 @@ void ThreadPool::worker_main(unsigned id) {
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_.load(std::memory_order_relaxed) != seen; });
-      if (stopping_) return;
+      if (stopping_ || id >= live_) return;
       seen = generation_.load(std::memory_order_relaxed);
       if (id >= active_) continue;
       task = task_;

@@ -30,10 +30,13 @@ class ThreadPool {
   using ThreadFactory = std::function<std::thread(std::function<void()> body)>;
 
   // threads: the caller included (threads - 1 workers are started). When a
-  // worker cannot be started the pool runs with those that did start
-  // (start_failure() says why); when none could (and some were asked for)
-  // it throws lrrt::Error(LR_ERROR_RUNTIME). It never leaves a started
-  // worker behind.
+  // worker cannot be started the pool runs with those that did start, less
+  // the last kHeadroomThreads of them (one is kept), which it stops again:
+  // what stopped the pool would stop the next thread too (a queue's
+  // worker). start_failure() says what happened. When none could start (and
+  // some were asked for) it throws lrrt::Error(LR_ERROR_RUNTIME). It never
+  // leaves a started worker behind.
+  static constexpr size_t kHeadroomThreads = 4;
   ThreadPool(unsigned threads, std::chrono::microseconds spin, const ThreadFactory& factory = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -56,7 +59,7 @@ class ThreadPool {
 
  private:
   void worker_main(unsigned id);
-  void stop_workers();  // stops and joins every started worker
+  void stop_workers(size_t keep);  // stops and joins the workers after the first `keep`
 
   const std::chrono::microseconds spin_;
   unsigned requested_ = 1;
@@ -70,6 +73,7 @@ class ThreadPool {
   unsigned active_ = 0;     // tasks 1..active_-1 run on workers this generation
   unsigned remaining_ = 0;  // worker tasks not finished
   bool stopping_ = false;
+  unsigned live_ = ~0u;  // workers with an id from live_ on return
   const std::function<void(unsigned)>* task_ = nullptr;
   std::exception_ptr error_;
 };

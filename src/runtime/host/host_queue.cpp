@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <system_error>
 
 #include "error.hpp"
 #include "host_device.hpp"
@@ -13,7 +14,13 @@
 namespace lrrt::rt::host {
 HostQueue::HostQueue(HostDevice& device) : device_(device) {
   install_fault_handlers();
-  worker_ = std::thread([this] { worker_main(); });
+  try {
+    worker_ = std::thread([this] { worker_main(); });
+  } catch (const std::system_error& e) {
+    // RLIMIT_NPROC, or no address space for the thread's stack.
+    LRRT_THROW(LR_ERROR_RUNTIME, "cannot start a host queue's worker thread: {} (the device's pool has {} threads)",
+               e.what(), device.pool().threads());
+  }
 }
 
 HostQueue::~HostQueue() {
