@@ -4,7 +4,11 @@
 // field, print nothing raw to the terminal, and leave no result file.
 #include <doctest/doctest.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <random>
@@ -321,4 +325,63 @@ TEST_CASE("run: what the run holds on host (buffers and their host copies) must 
   Result ok = run_manifest(dir, m);
   ::unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
   CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+namespace {
+
+// lrrt run in a child whose address space is limited to `bytes` (ulimit -v)
+// and that SIGALRM ends after `seconds`: exit status, or -signal.
+int run_with_address_limit(const TempDir& dir, const std::vector<std::string>& args, rlim_t bytes, unsigned seconds) {
+  std::vector<std::string> argv_s = {kBinary.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string out = (dir / ".stdout").string(), err = (dir / ".stderr").string();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
+    const rlimit limit{bytes, bytes};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(126);
+    ::alarm(seconds);
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("run: more host threads than the address space allows is a smaller pool, not a hang or an abort") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  MESSAGE("skipped: sanitizer runtimes need more address space than the limit leaves");
+  return;
+#else
+  // The audit's probe: LRRT_HOST_THREADS=2000 under ulimit -v 4000000 hung
+  // (the pool's constructor unwound past started workers). 2000 is now an
+  // input error; 1024 threads of 8 MiB stacks do not fit in 3 GiB.
+  TempDir dir;
+  ::setenv("LRRT_HOST_THREADS", "1024", 1);
+  const rlim_t limit = rlim_t(3) << 30;
+  const int run = run_with_address_limit(
+      dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "-q", (kSource / "manifests" / "empty.json").string()},
+      limit, 120);
+  const std::string run_err = read_text(dir / ".stderr");
+  const int info = run_with_address_limit(dir, {"info", "--format", "json"}, limit, 120);
+  ::unsetenv("LRRT_HOST_THREADS");
+  CHECK_MESSAGE(run == 0, "rc ", run, ": ", run_err);
+  CHECK_MESSAGE(info == 0, "rc ", info, ": ", read_text(dir / ".stderr"));
+  // Where the stacks did not fit, lrrt info says how many threads run and why.
+  const std::string out = read_text(dir / ".stdout");
+  const auto at = out.find("\"threads\": \"");
+  REQUIRE_MESSAGE(at != std::string::npos, out);
+  const std::string threads = out.substr(at, out.find('\n', at) - at);
+  MESSAGE("under a 3 GiB address space: " << threads);
+  if (threads.find("\"threads\": \"1024\"") == std::string::npos)
+    CHECK_MESSAGE(threads.find("of 1024 asked for (worker thread") != std::string::npos, threads);
+#endif
 }
