@@ -94,6 +94,21 @@ CLI::Validator whole_number(uint64_t lo, uint64_t hi, const std::string& unit) {
       unit);
 }
 
+void check_host_threads_env() {
+  // The host device's rule (src/runtime/host/host_device.cpp, core_count):
+  // checked here too so a bad value is an input error before any device
+  // opens, whichever call would open the host device first.
+  const char* env = std::getenv("LRRT_HOST_THREADS");
+  if (!env || !*env) return;
+  const std::string text = env;
+  const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
+  if (v < 1 || v > kMaxHostThreads)
+    throw bundle::InputError(fmt::format("LRRT_HOST_THREADS='{}' is not a whole number of threads from 1 to {}; unset it "
+                                         "for one thread per core",
+                                         tool::printable(text, 64), kMaxHostThreads));
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
   if (which & kOptTimeout)
     sub.add_option_function<double>(

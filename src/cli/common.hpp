@@ -50,6 +50,13 @@ void apply_default_timeout();
 CLI::Validator finite_number(double lo, double hi, const std::string& unit);
 CLI::Validator whole_number(uint64_t lo, uint64_t hi, const std::string& unit);
 
+// The most host threads LRRT_HOST_THREADS may ask for (the host device's
+// limit, src/runtime/host/host_device.cpp).
+inline constexpr unsigned long kMaxHostThreads = 1024;
+// InputError (exit 2) naming LRRT_HOST_THREADS when it is set to anything but
+// a whole number from 1 to kMaxHostThreads.
+void check_host_threads_env();
+
 // Adds the selected common options to a subcommand, with help text.
 void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);
 

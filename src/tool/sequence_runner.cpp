@@ -364,6 +364,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
   const Sequence& seq = *m.sequence;
   check_references(m);
   return device_errors(m, [&]() -> json {
+    check_memory_demand(m, memory_demand(m, device.backend(), opt.verify), device.properties());
     PreparedSequence P(m, device, opt.kernel_dir);
     const lr_device_properties_t props = device.properties();
     const InitialContents initial = initial_contents(m);
