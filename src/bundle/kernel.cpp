@@ -87,8 +87,27 @@ fs::path resolve_for_device(const Manifest& m, const lr_device_properties_t& p, 
   return path;
 }
 
+// Every format lrrt loads starts with a magic number, or is PTX text
+// (formats::detect_format names them; the bundle layer cannot include it).
+// Anything else is refused from its first bytes, before the whole file is
+// read; the runtime's loader checks the rest.
+std::string code_object_head_check(std::span<const std::byte> head) {
+  if (head.empty()) return "an empty file, not a code object";
+  const std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+  for (std::string_view magic : {std::string_view("\x7f" "ELF"), std::string_view("__CLANG_OFFLOAD_BUNDLE__"),
+                                 std::string_view("CCOB"), std::string_view("\x50\xed\x55\xba", 4)})
+    if (text.substr(0, magic.size()) == magic) return "";
+  if (text.find(".version") != std::string_view::npos && text.find(".target") != std::string_view::npos) return "";
+  return "not a code object lrrt recognises";
+}
+
 lrrt::Module load_module(const lrrt::Device& device, const fs::path& path, const lr_device_properties_t& p) {
-  const auto image = read_input_file(path, kMaxCodeObjectBytes);
+  std::vector<std::byte> image;
+  try {
+    image = read_code_object_file(path, code_object_head_check);
+  } catch (const InputError& e) {
+    throw InputError(std::string("/code_object: ") + e.what());
+  }
   try {
     return lrrt::Module(device, std::span<const std::byte>(image));
   } catch (const lrrt::Error& e) {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -462,4 +463,20 @@ TEST_CASE("tables, CSV and progress notes escape what came from inputs") {
     CHECK_FALSE(has_raw_control_bytes(r.out));
     CHECK_FALSE(has_raw_control_bytes(r.err));
   }
+}
+
+TEST_CASE("a big file that is no code object is refused from its first bytes, not read whole") {
+  TempDir dir;
+  // 1 GiB of sparse zeros: reading it whole took seconds and 1 GiB of memory.
+  const fs::path big = dir / "zeros.bin";
+  {
+    std::ofstream(big).close();
+    REQUIRE(::truncate(big.c_str(), off_t(1) << 30) == 0);
+  }
+  json m = saxpy_manifest(64);
+  m["code_object"] = {{"host", big.string()}};
+  // "not read further": the refusal came from the first bytes.
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "zeros.json", m)), 2,
+               {"zeros.bin", "not a code object", "not read further", "/code_object"});
+  expect_error(dir, run_lrrt(dir, {"inspect", big.string()}), 2, {"zeros.bin", "not a code object", "not read further"});
 }
