@@ -320,3 +320,11 @@ TEST_CASE("memory admission: a run is counted with its host copies, against the 
   unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
   CHECK(available_host_memory() > 0);  // /proc/meminfo
 }
+
+TEST_CASE("strict JSON: a number beyond a double is malformed JSON, not an escaped exception") {
+  // Found by fuzz_manifest: nlohmann throws out_of_range (not parse_error) for it.
+  for (const char* text : {"77.7e777777", "[1, -9e99999]", "{\"a\": 1e400000}"}) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(parse_json_strict(text, "n.json"), doctest::Contains("n.json: malformed JSON"), InputError);
+  }
+}
