@@ -228,7 +228,9 @@ LRRT_API lr_status_t lr_event_duration_ns(const lr_event_t *event,
                                           uint64_t *duration_ns);
 
 LRRT_API lr_status_t lr_malloc(lr_device_t device, size_t size, void **ptr);
-/* Waits for pending work on the device before releasing ptr. */
+/* Waits for pending work on the device before releasing ptr. When that wait
+ * times out (LR_ERROR_TIMEOUT: a hung kernel may still use the memory), ptr
+ * stays allocated. */
 LRRT_API lr_status_t lr_free(lr_device_t device, void *ptr);
 /* Page-locked host memory the device can reach directly. */
 LRRT_API lr_status_t lr_host_malloc(lr_device_t device, size_t size, void **ptr);

@@ -68,8 +68,10 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
         }
       } else {
         const unsigned __int128 range = static_cast<unsigned __int128>(init.max - init.min) + 1;
-        const int64_t lo_s = static_cast<int64_t>(init.min);
-        const uint64_t lo_u = static_cast<uint64_t>(init.min);
+        // min converts through the buffer's own signedness only: a negative
+        // min as uint64_t, or one above INT64_MAX as int64_t, is undefined.
+        const uint64_t lo = dtype_is_signed(b.type) ? static_cast<uint64_t>(static_cast<int64_t>(init.min))
+                                                    : static_cast<uint64_t>(init.min);
         for (uint64_t i = 0; i < n; ++i) {
           uint64_t r = rng();
           if (range <= std::numeric_limits<uint64_t>::max()) {
@@ -79,7 +81,7 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
             r %= rg;
           }
           // Two's complement addition gives min + r for signed and unsigned.
-          const uint64_t bits = (dtype_is_signed(b.type) ? static_cast<uint64_t>(lo_s) : lo_u) + r;
+          const uint64_t bits = lo + r;
           std::memcpy(out + i * dtype_size(b.type), &bits, dtype_size(b.type));
         }
       }

@@ -47,7 +47,10 @@ enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 // "host-to-device", "device-to-host", "device-to-device", for messages.
 const char* copy_kind_name(CopyKind kind);
 // The C ABI's kind; throws LR_ERROR_INVALID_ARGUMENT for an unknown value.
-CopyKind to_copy_kind(lr_memcpy_kind_t kind);
+// By reference: a C caller may pass any int, and reading one outside the
+// enum's values (0-3) as lr_memcpy_kind_t is undefined behaviour in C++, so
+// only the integer the ABI passed is read.
+CopyKind to_copy_kind(const lr_memcpy_kind_t& kind);
 
 struct DeviceProperties {
   std::string backend;

@@ -1,5 +1,8 @@
 #include "backend.hpp"
 
+#include <cstring>
+#include <type_traits>
+
 #include "error.hpp"
 
 namespace lrrt::rt {
@@ -13,13 +16,15 @@ const char* copy_kind_name(CopyKind kind) {
   return "?";
 }
 
-CopyKind to_copy_kind(lr_memcpy_kind_t kind) {
+CopyKind to_copy_kind(const lr_memcpy_kind_t& abi_kind) {
+  std::underlying_type_t<lr_memcpy_kind_t> kind;
+  std::memcpy(&kind, &abi_kind, sizeof kind);
   switch (kind) {
     case LR_MEMCPY_HOST_TO_DEVICE: return CopyKind::HostToDevice;
     case LR_MEMCPY_DEVICE_TO_HOST: return CopyKind::DeviceToHost;
     case LR_MEMCPY_DEVICE_TO_DEVICE: return CopyKind::DeviceToDevice;
   }
-  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown memcpy kind {}", static_cast<int>(kind));
+  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown memcpy kind {}", kind);
 }
 
 Queue& Device::utility_queue() {

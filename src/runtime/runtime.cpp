@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,19 @@ namespace {
 // The one piece of global mutable state the C ABI needs.
 std::mutex g_lifecycle_mutex;
 std::atomic<Runtime*> g_runtime{nullptr};
+
+// What ~Runtime must not destroy (the objects of a hung device) is owned here
+// to the end of the process: never destroyed, so never waited for or unloaded,
+// and still reachable, so LeakSanitizer reports only real leaks. Appended to
+// under g_lifecycle_mutex.
+std::vector<std::shared_ptr<void>>& kept_to_exit() {
+  static auto* kept = new std::vector<std::shared_ptr<void>>;
+  return *kept;
+}
+template <class T>
+void keep_to_exit(std::unique_ptr<T>& object) {
+  if (object) kept_to_exit().emplace_back(std::move(object));
+}
 
 }  // namespace
 
@@ -61,21 +76,23 @@ Runtime::Runtime() {
 Runtime::~Runtime() {
   // A device whose work timed out may still be running a kernel that never
   // returns: destroying its queues would wait forever and unloading its
-  // modules would pull code from under it. Its objects are left to the end of
-  // the process instead (released, not destroyed).
+  // modules would pull code from under it. Its objects, and the memory it may
+  // still use, are kept to the end of the process instead (not destroyed).
   for (auto& [handle, module] : modules_)
-    if (module->device->hung.load()) (void)module.release();
+    if (module->device->hung.load()) keep_to_exit(module);
   for (auto& [handle, event] : events_)
-    if (event->device->hung.load()) (void)event.release();
+    if (event->device->hung.load()) keep_to_exit(event);
   for (auto& [handle, queue] : queue_owners_)
-    if (queue->device->hung.load()) (void)queue.release();
+    if (queue->device->hung.load()) keep_to_exit(queue);
   for (auto& [handle, exec] : graph_execs_)
-    if (exec->device->hung.load()) (void)exec.release();
+    if (exec->device->hung.load()) keep_to_exit(exec);
   for (auto& d : devices_) {
     if (!d->hung.load()) continue;
-    (void)d->copy_queue.release();
-    (void)d->default_queue.release();
-    (void)d->device.release();
+    keep_to_exit(d->copy_queue);
+    keep_to_exit(d->default_queue);
+    keep_to_exit(d->device);
+    kept_to_exit().push_back(std::make_shared<decltype(d->allocations)>(std::move(d->allocations)));
+    kept_to_exit().push_back(std::make_shared<decltype(d->host_allocations)>(std::move(d->host_allocations)));
   }
   // Handles die before the devices and backends that made them; graph
   // execs first (they use kernels, events and queues of their device).
@@ -318,9 +335,18 @@ void Runtime::free(DeviceState& state, void* ptr, bool pinned_host) {
     size = it->second;
   }
   // Pending work may still use the memory; drain without holding the lock so
-  // other threads can keep submitting meanwhile.
+  // other threads can keep submitting meanwhile. A wait that timed out leaves
+  // that work running (a hung kernel still reads and writes the buffer): the
+  // memory stays allocated and the caller gets the timeout.
   std::exception_ptr error;
-  try { drain(state); } catch (...) { error = std::current_exception(); }
+  try {
+    drain(state);
+  } catch (const Error& e) {
+    if (e.status() == LR_ERROR_TIMEOUT) throw;
+    error = std::current_exception();
+  } catch (...) {
+    error = std::current_exception();
+  }
   {
     std::lock_guard lock(state.mutex);
     auto& table = pinned_host ? state.host_allocations : state.allocations;

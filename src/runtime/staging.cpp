@@ -132,6 +132,7 @@ StagingMode staging_mode() { return static_cast<StagingMode>(mode_storage().load
 void set_staging_mode(StagingMode mode) { mode_storage().store(static_cast<int>(mode)); }
 
 void copy_streaming(void* dst, const void* src, size_t size) {
+  if (size == 0) return;  // an empty copy may come with null pointers; memcpy takes none
 #if defined(__x86_64__)
   if (size >= 4096) {
     auto* d = static_cast<std::byte*>(dst);

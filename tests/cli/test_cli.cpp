@@ -317,7 +317,7 @@ TEST_CASE("bench: --list, --help, the unknown-name error and dispatch read one r
   json doc = json::parse(read_text(dir / "all.json"));
   std::vector<std::string> ran;
   for (const auto& m : doc["measurements"])
-    if (ran.empty() || ran.back() != m["benchmark"]) ran.push_back(m["benchmark"]);
+    if (ran.empty() || ran.back() != m["benchmark"].get<std::string>()) ran.push_back(m["benchmark"].get<std::string>());
   CHECK(ran == names);
   CHECK(doc["errors"].empty());
 }

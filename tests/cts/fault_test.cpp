@@ -4,7 +4,8 @@
 //    kernel; then either the device runs new work (the error is reported
 //    once) or every later call fails, as the backend documents.
 //  - hangs: a wait returns LR_ERROR_TIMEOUT once lr_set_wait_timeout_ms
-//    passes, saying so; the work is not lost, and when the kernel ends the
+//    passes, saying so; the work is not lost (nor the memory it may use:
+//    lr_free times out too and keeps it), and when the kernel ends the
 //    device carries on.
 #include <cmath>
 
@@ -105,6 +106,8 @@ TEST_CASE("a kernel that does not finish times out after lr_set_wait_timeout_ms,
   auto saxpy = module.kernel("saxpy");
   lrrt::Queue queue(s.device());
   lrrt::Event after(s.device());
+  void* buffer = nullptr;
+  CTS_OK(lr_malloc(s.get(), 4096, &buffer));
   Gate gate(s);
   gate.close_on(queue);
   after.record(queue);
@@ -118,12 +121,21 @@ TEST_CASE("a kernel that does not finish times out after lr_set_wait_timeout_ms,
     check_fails(lr_synchronize(s.get()), LR_ERROR_TIMEOUT, words, "lr_synchronize");
     check_fails(lr_event_synchronize(after.get()), LR_ERROR_TIMEOUT, {std::to_string(limit_ms) + " ms"},
                 "lr_event_synchronize");
+    // Work that did not finish may still use any memory of the device:
+    // lr_free waits for it, times out, and the memory stays allocated.
+    lr_memory_stats_t before{}, kept{};
+    CTS_OK(lr_get_memory_stats(s.get(), &before));
+    check_fails(lr_free(s.get(), buffer), LR_ERROR_TIMEOUT, words, "lr_free");
+    CTS_OK(lr_get_memory_stats(s.get(), &kept));
+    CHECK(kept.live_bytes == before.live_bytes);
+    CHECK(kept.free_count == before.free_count);
   }
   // No limit again: the waits below return when the kernel has ended.
   gate.open();
   CTS_OK(lr_queue_synchronize(queue.get()));
   CTS_OK(lr_event_synchronize(after.get()));
   CTS_OK(lr_synchronize(s.get()));
+  CTS_OK(lr_free(s.get(), buffer));  // still allocated: not "freed already"
   check_saxpy_runs(s, rng, saxpy, &queue);
   check_saxpy_runs(s, rng, saxpy, nullptr);
 }

@@ -7,7 +7,10 @@
 #      CMAKE_PREFIX_PATH, built, and its tests run (C, C++ and lrrt::bundle);
 #   4. the C and the bundle program are built again with pkg-config alone.
 # cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=...
-#       -DLIBDIR=lib -DPKG_CONFIG=... -DCC=... -DCXX=... -P check_install.cmake
+#       -DLIBDIR=lib -DPKG_CONFIG=... -DCC=... -DCXX=... [-DSANITIZE_FLAGS=-fsanitize=...]
+#       -P check_install.cmake
+# SANITIZE_FLAGS: the sanitizer build's -fsanitize, for every consumer program
+# (an instrumented liblrrt.so needs the sanitizer runtime in the program).
 foreach(v BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR LIBDIR CC CXX)
   if(NOT DEFINED ${v} OR "${${v}}" STREQUAL "")
     message(FATAL_ERROR "check_install.cmake: -D${v}= is required")
@@ -73,8 +76,17 @@ if(NOT status STREQUAL "passed")
 endif()
 
 # 3. A fresh cmake: only CMAKE_PREFIX_PATH (and the compilers of this build).
+# A C program links only the C part of UBSan's runtime; liblrrt.so's C++
+# checks (vptr) need the C++ part, which needs libstdc++.
+set(consumer_flags)
+set(c_sanitize_flags)
+if(SANITIZE_FLAGS)
+  set(c_sanitize_flags ${SANITIZE_FLAGS} -fsanitize-link-c++-runtime -lstdc++)
+  set(consumer_flags "-DCMAKE_C_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}"
+      "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize-link-c++-runtime -lstdc++")
+endif()
 run("configure the consumer" ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR} -B ${WORK_DIR}/consumer -G ${GENERATOR}
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${CC} -DCMAKE_CXX_COMPILER=${CXX})
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${CC} -DCMAKE_CXX_COMPILER=${CXX} ${consumer_flags})
 run("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 run("the consumer's tests" ${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR}/consumer --output-on-failure)
 message("${last_output}")
@@ -86,9 +98,10 @@ run("pkg-config lrrt" ${CMAKE_COMMAND} -E env ${pc_env} ${PKG_CONFIG} --cflags -
 separate_arguments(c_flags UNIX_COMMAND "${last_output}")
 run("pkg-config lrrt-bundle" ${CMAKE_COMMAND} -E env ${pc_env} ${PKG_CONFIG} --cflags --libs lrrt-bundle)
 separate_arguments(bundle_flags UNIX_COMMAND "${last_output}")
-run("cc with pkg-config" ${CC} ${CMAKE_CURRENT_LIST_DIR}/c_consumer.c ${c_flags} -o ${WORK_DIR}/c_consumer_pc)
-run("c++ with pkg-config" ${CXX} -std=c++20 ${CMAKE_CURRENT_LIST_DIR}/bundle_consumer.cpp ${bundle_flags}
-    -o ${WORK_DIR}/bundle_consumer_pc)
+run("cc with pkg-config" ${CC} ${c_sanitize_flags} ${CMAKE_CURRENT_LIST_DIR}/c_consumer.c ${c_flags}
+    -o ${WORK_DIR}/c_consumer_pc)
+run("c++ with pkg-config" ${CXX} ${SANITIZE_FLAGS} -std=c++20 ${CMAKE_CURRENT_LIST_DIR}/bundle_consumer.cpp
+    ${bundle_flags} -o ${WORK_DIR}/bundle_consumer_pc)
 set(run_env LD_LIBRARY_PATH=${prefix}/${LIBDIR})
 run("c_consumer (pkg-config)" ${CMAKE_COMMAND} -E env ${run_env} ${WORK_DIR}/c_consumer_pc ${prefix}/share/lrrt/kernels)
 run("bundle_consumer (pkg-config)" ${CMAKE_COMMAND} -E env ${run_env} ${WORK_DIR}/bundle_consumer_pc

@@ -77,7 +77,9 @@ void HostQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
 }
 
 void HostQueue::copy(void* dst, const void* src, size_t size, CopyKind, EventList wait_for, Event* signal) {
-  submit([=] { std::memcpy(dst, src, size); }, wait_for, signal);
+  // A zero-byte copy may come with null pointers (lr_memcpy_async accepts
+  // them), which memcpy does not take even for zero bytes.
+  submit([=] { if (size) std::memcpy(dst, src, size); }, wait_for, signal);
 }
 
 void HostQueue::record(Event& event) { submit({}, {}, &event); }

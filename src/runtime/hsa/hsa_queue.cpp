@@ -268,15 +268,16 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
   hsa_agent_t src_agent = kind == CopyKind::HostToDevice ? cpu : gpu;
 
   // Pageable host memory goes through pinned staging: H2D copies the source
-  // now; D2H waits for the copy and copies out (blocking).
+  // now; D2H waits for the copy and copies out (blocking). A zero-byte copy
+  // (null pointers allowed) has nothing to stage.
   void* staging = nullptr;
   void* copy_dst = dst;
   const void* copy_src = src;
-  if (kind == CopyKind::HostToDevice && !device_.is_pinned(src, size)) {
+  if (size && kind == CopyKind::HostToDevice && !device_.is_pinned(src, size)) {
     staging = device_.allocate_staging(size);
     std::memcpy(staging, src, size);
     copy_src = staging;
-  } else if (kind == CopyKind::DeviceToHost && !device_.is_pinned(dst, size)) {
+  } else if (size && kind == CopyKind::DeviceToHost && !device_.is_pinned(dst, size)) {
     staging = device_.allocate_staging(size);
     copy_dst = staging;
   }

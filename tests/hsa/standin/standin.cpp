@@ -54,6 +54,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "lrrt/formats/amdgpu.hpp"
@@ -578,7 +579,7 @@ struct CopyEngine {
         continue;
       }
       uint64_t start = now_ns();
-      std::memmove(t.dst, t.src, t.size);
+      if (t.size) std::memmove(t.dst, t.src, t.size);  // a zero-byte copy may have null pointers
       count("copies");
       count("copy_bytes", t.size);
       complete(t.completion, start);
@@ -692,7 +693,12 @@ EXPORT hsa_status_t hsa_iterate_agents(hsa_status_t (*cb)(hsa_agent_t, void*), v
 EXPORT hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attr, void* value) {
   bool gpu = agent.handle == kGpuAgent;
   if (!gpu && agent.handle != kCpuAgent) return HSA_STATUS_ERROR_INVALID_AGENT;
-  switch (int(attr)) {
+  // AMD's attributes (hsa_amd_agent_info_t, 0xA000 and up) arrive through
+  // this enum, whose values end at 31: read the integer the C ABI passed, not
+  // the enum (loading it as hsa_agent_info_t is undefined behaviour).
+  std::underlying_type_t<hsa_agent_info_t> raw;
+  std::memcpy(&raw, &attr, sizeof raw);
+  switch (raw) {
     case HSA_AGENT_INFO_NAME: put_str(value, gpu ? isa_processor() : "stand-in-cpu"); break;
     case HSA_AGENT_INFO_DEVICE: put<hsa_device_type_t>(value, gpu ? HSA_DEVICE_TYPE_GPU : HSA_DEVICE_TYPE_CPU); break;
     case HSA_AGENT_INFO_WAVEFRONT_SIZE: put<uint32_t>(value, gpu ? 32 : 0); break;
