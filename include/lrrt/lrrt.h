@@ -134,6 +134,7 @@ typedef struct lr_kernel_arg_t {
   lr_arg_kind_t kind;
   char value_kind[48];  /* code object's own name: by_value, hidden_block_count_x, ... */
   char name[64];        /* argument name when the code object records it */
+  char type_name[64];   /* source type when recorded: "float", "uint32_t", PTX "f32"; "" otherwise */
 } lr_kernel_arg_t;
 
 typedef struct lr_kernel_properties_t {

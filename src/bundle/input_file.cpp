@@ -78,4 +78,14 @@ std::vector<std::byte> read_input_file(const std::filesystem::path& path, uint64
   return InputFile(path).read_all(max_bytes);
 }
 
+std::vector<std::byte> read_code_object_file(
+    const std::filesystem::path& path, const std::function<std::string(std::span<const std::byte>)>& looks_like) {
+  InputFile file(path);
+  std::vector<std::byte> head(std::min<uint64_t>(file.size(), kCodeObjectHeadBytes));
+  file.read_at(0, head);
+  if (const std::string why = looks_like(head); !why.empty())
+    throw InputError(fmt::format("{}: {} ({} bytes; not read further)", path.string(), why, file.size()));
+  return file.read_all(kMaxCodeObjectBytes);
+}
+
 }  // namespace lrrt::bundle

@@ -56,6 +56,11 @@ json parse_json_strict(std::string_view text, const std::string& what) {
     // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
     throw InputError(fmt::format("{}: malformed JSON: {}", what, printable(msg, 300)));
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double (7e777777): the parser's other exception.
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    throw InputError(fmt::format("{}: malformed JSON: {}", what, printable(msg, 300)));
   }
 }
 

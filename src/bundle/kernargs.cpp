@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <set>
+#include <string_view>
 #include <cstring>
 
 namespace lrrt::bundle {
@@ -48,6 +51,26 @@ std::string describe_kernel_layout(const std::vector<KernelArg>& args) {
   return out;
 }
 
+ScalarFamily scalar_family(std::string_view type_name) {
+  std::string t;
+  for (char c : type_name)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* qualifier : {"const", "volatile"})
+    for (size_t at; (at = t.find(qualifier)) != std::string::npos;) t.erase(at, std::strlen(qualifier));
+  if (t.empty() || t.find_first_of("*&[") != std::string::npos) return ScalarFamily::Unknown;
+  static const std::set<std::string> floats = {"float", "double", "half", "_float16", "__half", "__bf16", "bfloat16",
+                                               "__nv_bfloat16", "hip_bfloat16", "f16", "f32", "f64", "bf16"};
+  static const std::set<std::string> integers = {
+      "int",      "signed",   "signedint", "unsigned", "unsignedint", "long",     "signedlong", "unsignedlong",
+      "longint",  "longlong", "unsignedlonglong", "short", "unsignedshort", "char", "signedchar", "unsignedchar",
+      "bool",     "_bool",    "int8_t",   "int16_t",  "int32_t",  "int64_t",  "uint8_t",  "uint16_t", "uint32_t",
+      "uint64_t", "size_t",   "ptrdiff_t", "s8",      "s16",      "s32",      "s64",      "u8",       "u16",
+      "u32",      "u64"};
+  if (floats.count(t)) return ScalarFamily::Float;
+  if (integers.count(t)) return ScalarFamily::Integer;
+  return ScalarFamily::Unknown;
+}
+
 void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout, const std::vector<KernelArg>& kernel_args,
                     const std::string& kernel_name) {
   const std::string expected = fmt::format("kernel \"{}\" expects {} argument(s): {}", kernel_name, kernel_args.size(),
@@ -67,6 +90,16 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
                          s.pointer ? "pointer" : std::string(dtype_name(args[i].type)), i, k.size);
     else if (s.offset != k.offset)
       what = fmt::format("lands at offset {} but the kernel's argument {} is at offset {}", s.offset, i, k.offset);
+    else if (!s.pointer) {
+      // Same size, other kind of number: 2u read as a float is 2.8e-45.
+      const ScalarFamily kernel_family = scalar_family(k.type_name);
+      const ScalarFamily given = dtype_is_float(args[i].type) ? ScalarFamily::Float : ScalarFamily::Integer;
+      if (kernel_family != ScalarFamily::Unknown && kernel_family != given)
+        what = fmt::format("is {} ({}) but the kernel's argument {}{} is {} ({})", dtype_name(args[i].type),
+                           given == ScalarFamily::Float ? "a float" : "an integer", i,
+                           k.name.empty() ? "" : " (" + k.name + ")", k.type_name,
+                           kernel_family == ScalarFamily::Float ? "a float" : "an integer");
+    }
     if (!what.empty()) throw ManifestError(args[i].pointer, what + "; " + expected);
   }
 }

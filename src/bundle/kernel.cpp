@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string_view>
+#include <utility>
+
 #include "lrrt/bundle/input_file.hpp"
 
 namespace lrrt::bundle {
@@ -9,6 +15,13 @@ namespace lrrt::bundle {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr const char* kTestMemAvailable = "LRRT_TEST_MEMAVAILABLE_BYTES";
+
+std::string available_memory_source() {
+  const char* env = std::getenv(kTestMemAvailable);
+  return env && *env ? fmt::format("{}", kTestMemAvailable) : "MemAvailable in /proc/meminfo";
+}
 
 // Statuses that mean the manifest or its code object is wrong, not the device.
 bool is_input_status(lr_status_t s) {
@@ -36,18 +49,35 @@ void check_launch_against_device(const Manifest& m, const lr_device_properties_t
                                                                     L.dynamic_shared_bytes, p.max_shared_memory_per_workgroup));
 }
 
+// The host backend's device memory is host memory (src/runtime/host).
+bool memory_is_host_memory(const lr_device_properties_t& p) { return std::string_view(p.backend) == "host"; }
+
+// The device's memory, and for the host device the host memory available
+// now when that is less; 0 when unknown.
+std::pair<uint64_t, std::string> device_memory_limit(const lr_device_properties_t& p) {
+  uint64_t limit = p.memory_bytes;
+  std::string what = fmt::format("the device's {} bytes of memory ({})", p.memory_bytes, p.name);
+  if (memory_is_host_memory(p))
+    if (const uint64_t available = available_host_memory(); available && (!limit || available < limit)) {
+      limit = available;
+      what = fmt::format("the {} bytes of host memory available ({}; the host device's memory is host memory)", available,
+                         available_memory_source());
+    }
+  return {limit, what};
+}
+
 void check_memory(const Manifest& m, const lr_device_properties_t& p) {
-  if (!p.memory_bytes) return;
+  const auto [limit, what] = device_memory_limit(p);
+  if (!limit) return;
   uint64_t total = 0;
   for (const auto& b : m.buffers) {
-    if (b.bytes > p.memory_bytes)
-      throw DeviceError(fmt::format("{}: buffer \"{}\" needs {} bytes ({} x {}), more than the device's {} bytes of memory ({})",
-                                    b.pointer, b.name, b.bytes, b.count, dtype_name(b.type), p.memory_bytes, p.name));
+    if (b.bytes > limit)
+      throw DeviceError(fmt::format("{}: buffer \"{}\" needs {} bytes ({} x {}), more than {}", b.pointer, b.name, b.bytes,
+                                    b.count, dtype_name(b.type), what));
     total += b.bytes;
   }
-  if (total > p.memory_bytes)
-    throw DeviceError(fmt::format("/buffers: the buffers need {} bytes together, more than the device's {} bytes of memory ({})",
-                                  total, p.memory_bytes, p.name));
+  if (total > limit)
+    throw DeviceError(fmt::format("/buffers: the buffers need {} bytes together, more than {}", total, what));
 }
 
 // The code object for the device, after the checks that need no code object.
@@ -57,8 +87,27 @@ fs::path resolve_for_device(const Manifest& m, const lr_device_properties_t& p, 
   return path;
 }
 
+// Every format lrrt loads starts with a magic number, or is PTX text
+// (formats::detect_format names them; the bundle layer cannot include it).
+// Anything else is refused from its first bytes, before the whole file is
+// read; the runtime's loader checks the rest.
+std::string code_object_head_check(std::span<const std::byte> head) {
+  if (head.empty()) return "an empty file, not a code object";
+  const std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+  for (std::string_view magic : {std::string_view("\x7f" "ELF"), std::string_view("__CLANG_OFFLOAD_BUNDLE__"),
+                                 std::string_view("CCOB"), std::string_view("\x50\xed\x55\xba", 4)})
+    if (text.substr(0, magic.size()) == magic) return "";
+  if (text.find(".version") != std::string_view::npos && text.find(".target") != std::string_view::npos) return "";
+  return "not a code object lrrt recognises";
+}
+
 lrrt::Module load_module(const lrrt::Device& device, const fs::path& path, const lr_device_properties_t& p) {
-  const auto image = read_input_file(path, kMaxCodeObjectBytes);
+  std::vector<std::byte> image;
+  try {
+    image = read_code_object_file(path, code_object_head_check);
+  } catch (const InputError& e) {
+    throw InputError(std::string("/code_object: ") + e.what());
+  }
   try {
     return lrrt::Module(device, std::span<const std::byte>(image));
   } catch (const lrrt::Error& e) {
@@ -85,6 +134,55 @@ lrrt::Kernel find_kernel(const lrrt::Module& module, const Manifest& m, const fs
 
 }  // namespace
 
+uint64_t available_host_memory() {
+  if (const char* env = std::getenv(kTestMemAvailable); env && *env) {
+    const std::string_view text = env;
+    if (text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos)
+      throw InputError(fmt::format("{}='{}' is not a whole number of bytes", kTestMemAvailable, text.substr(0, 64)));
+    return std::strtoull(env, nullptr, 10);
+  }
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    // "MemAvailable:   123456 kB"
+    const uint64_t kib = std::strtoull(line.c_str() + 13, nullptr, 10);
+    return kib > UINT64_MAX / 1024 ? UINT64_MAX : kib * 1024;
+  }
+  return 0;
+}
+
+uint64_t MemoryDemand::host_bytes() const {
+  uint64_t total = 0;
+  for (const auto& [what, bytes] : host_parts) total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+  return total;
+}
+
+void check_memory_demand(const Manifest& m, const MemoryDemand& demand, const lr_device_properties_t& p) {
+  check_memory(m, p);  // the most specific message first: the buffer that does not fit
+  const uint64_t host = demand.host_bytes();
+  std::string parts;
+  for (const auto& [what, bytes] : demand.host_parts)
+    if (bytes) parts += fmt::format(", {} {}", what, bytes);
+  const uint64_t available = available_host_memory();
+  if (memory_is_host_memory(p)) {
+    const auto [limit, what] = device_memory_limit(p);
+    const uint64_t total = host > UINT64_MAX - demand.device_bytes ? UINT64_MAX : demand.device_bytes + host;
+    if (limit && total > limit)
+      throw DeviceError(fmt::format("/buffers: the run holds {} bytes of host memory (device buffers {}{}), more than {}",
+                                    total, demand.device_bytes, parts, what));
+    return;
+  }
+  if (p.memory_bytes && demand.device_bytes > p.memory_bytes)
+    throw DeviceError(fmt::format("/buffers: the buffers need {} bytes together, more than the device's {} bytes of memory ({})",
+                                  demand.device_bytes, p.memory_bytes, p.name));
+  if (available && host > available)
+    throw DeviceError(fmt::format("/buffers: the run holds {} bytes of host memory next to the {} bytes of device buffers "
+                                  "(host copies:{}), more than the {} bytes of host memory available ({})",
+                                  host, demand.device_bytes, parts.empty() ? std::string() : parts.substr(1), available,
+                                  available_memory_source()));
+}
+
 lrrt::LaunchConfig to_launch_config(const LaunchSpec& L) {
   return lrrt::launch_config({L.workgroup_count[0], L.workgroup_count[1], L.workgroup_count[2]},
                              {L.workgroup_size[0], L.workgroup_size[1], L.workgroup_size[2]}, L.dynamic_shared_bytes);
@@ -105,7 +203,8 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
     std::vector<KernelArg> declared;
     for (const auto& a : kernel_.args()) {
       if (a.kind == LR_ARG_HIDDEN) continue;
-      declared.push_back(KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER});
+      declared.push_back(
+          KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER, a.type_name});
     }
     check_kernargs(m.args, layout_, declared, m.kernel);
     layout_checked_ = true;

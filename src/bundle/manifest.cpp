@@ -104,10 +104,20 @@ class Obj {
   std::vector<std::string> known_;
 };
 
+// Names, paths and references never hold control characters: a NUL would
+// cut the name where C code reads it (kernel "empty\0junk" ran "empty"), an
+// ESC would reach the terminal. Prose (descriptions: allow_empty) may hold
+// tabs and line breaks.
 std::string get_string(const json& v, const std::string& ptr, bool allow_empty = false) {
   if (!v.is_string()) throw ManifestError(ptr, "expected a string, got " + describe(v));
   std::string s = v.get<std::string>();
   if (s.empty() && !allow_empty) throw ManifestError(ptr, "must not be empty");
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const bool prose_whitespace = allow_empty && (c == '\n' || c == '\t' || c == '\r');
+    if ((c < 0x20 || c == 0x7f) && !prose_whitespace)
+      throw ManifestError(ptr, fmt::format("holds control character 0x{:02x} at byte {}: {}", c, i, printable(s, 80)));
+  }
   return s;
 }
 
@@ -140,7 +150,12 @@ bool get_bool(const json& v, const std::string& ptr) {
 long double get_number(const json& v, const std::string& ptr) {
   if (v.is_number_unsigned()) return static_cast<long double>(v.get<uint64_t>());
   if (v.is_number_integer()) return static_cast<long double>(v.get<int64_t>());
-  if (v.is_number_float()) return v.get<double>();
+  if (v.is_number_float()) {
+    // The JSON parser reads 1e400 as infinity: a number that large is a typo.
+    if (!std::isfinite(v.get<double>()))
+      throw ManifestError(ptr, "is beyond the range of a double; write \"inf\" or \"-inf\" for infinity");
+    return v.get<double>();
+  }
   if (v.is_string()) {
     std::string s = v.get<std::string>();
     if (s == "nan") return std::numeric_limits<long double>::quiet_NaN();
@@ -150,9 +165,19 @@ long double get_number(const json& v, const std::string& ptr) {
   throw ManifestError(ptr, "expected a number (or \"nan\", \"inf\", \"-inf\"), got " + describe(v));
 }
 
-// Checks that v is representable in t (integers: exact and in range).
+// Checks that v is representable in t (integers: exact and in range;
+// floats: a finite value must stay finite, so 1e39 is no silent inf in f32).
 void check_value_fits(DType t, long double v, const std::string& ptr) {
-  if (dtype_is_float(t)) return;
+  if (dtype_is_float(t)) {
+    if (!std::isfinite(v)) return;  // only "inf"/"nan" strings get here
+    std::array<std::byte, 8> bytes{};
+    store_element(t, bytes.data(), 0, v);
+    if (std::isinf(load_element(t, bytes.data(), 0)))
+      throw ManifestError(ptr, fmt::format("{} is beyond the range of {} (it would become infinity; write \"inf\" if "
+                                           "that is meant)",
+                                           static_cast<double>(v), dtype_name(t)));
+    return;
+  }
   if (std::isnan(v) || std::isinf(v) || v != std::floor(v))
     throw ManifestError(ptr, fmt::format("{} needs an integer value, got {}", dtype_name(t), static_cast<double>(v)));
   if (!integer_fits(t, v))
@@ -243,6 +268,7 @@ BufferInit parse_init(const Manifest& m, const json& v, const std::string& ptr, 
     io.finish();
     if (auto* s = io.opt("start")) init.start = get_number(*s, io.ptr("start"));
     if (auto* s = io.opt("step")) init.step = get_number(*s, io.ptr("step"));
+    if (dtype_is_float(type)) check_value_fits(type, init.start, io.ptr("start"));
     if (!dtype_is_float(type)) {
       check_value_fits(type, init.start, io.ptr("start"));
       if (init.step != std::floor(init.step)) throw ManifestError(io.ptr("step"), "must be an integer for integer buffers");
@@ -258,10 +284,8 @@ BufferInit parse_init(const Manifest& m, const json& v, const std::string& ptr, 
     if (!std::isfinite(init.min)) throw ManifestError(ro.ptr("min"), "must be finite");
     if (!std::isfinite(init.max)) throw ManifestError(ro.ptr("max"), "must be finite");
     if (init.min > init.max) throw ManifestError(ro.ptr("max"), "must not be less than min");
-    if (!dtype_is_float(type)) {
-      check_value_fits(type, init.min, ro.ptr("min"));
-      check_value_fits(type, init.max, ro.ptr("max"));
-    }
+    check_value_fits(type, init.min, ro.ptr("min"));
+    check_value_fits(type, init.max, ro.ptr("max"));
   } else if (key == "npy" || key == "raw") {
     init.kind = key == "npy" ? BufferInit::Kind::Npy : BufferInit::Kind::Raw;
     init.file = resolve_input_file(m, val, vp);
@@ -505,7 +529,12 @@ void parse_expected(Manifest& m, VerifySpec& vs, const json& v, const std::strin
     if (!val.is_array()) throw ManifestError(vp, "expected an array of numbers, got " + describe(val));
     if (val.size() != buf.count)
       throw ManifestError(vp, fmt::format("has {} values but buffer \"{}\" has {} elements", val.size(), buf.name, buf.count));
-    for (size_t k = 0; k < val.size(); ++k) (void)get_number(val[k], fmt::format("{}/{}", vp, k));
+    // Each value must be one the buffer's type holds: 0.9, 2^32 or "nan" for
+    // a u32 would otherwise be truncated before the comparison.
+    for (size_t k = 0; k < val.size(); ++k) {
+      const std::string kp = fmt::format("{}/{}", vp, k);
+      check_value_fits(buf.type, get_number(val[k], kp), kp);
+    }
     vs.values = val;
   } else if (key == "reference_backend") {
     vs.kind = VerifySpec::Kind::ReferenceBackend;
@@ -536,6 +565,8 @@ void parse_verify(Manifest& m, const json& v, const std::string& ptr) {
     vs.pointer = vp;
     vs.buffer = find_buffer_index(m, o.req("buffer"), o.ptr("buffer"));
     parse_expected(m, vs, o.req("expected", "npy, raw, values, reference_backend or reference"), o.ptr("expected"));
+    // Integers compare exactly unless the manifest asks for a tolerance.
+    if (!dtype_is_float(m.buffers[vs.buffer].type)) vs.rtol = vs.atol = 0;
     if (auto* r = o.opt("rtol")) vs.rtol = get_double(*r, o.ptr("rtol"));
     if (auto* a = o.opt("atol")) vs.atol = get_double(*a, o.ptr("atol"));
     if (vs.rtol < 0) throw ManifestError(o.ptr("rtol"), "must not be negative");
@@ -555,6 +586,13 @@ void parse_save(Manifest& m, const json& v, const std::string& ptr) {
     s.pointer = sp;
     s.buffer = find_buffer_index(m, o.req("buffer"), o.ptr("buffer"));
     s.file = get_string(o.req("npy", "the .npy file to write"), o.ptr("npy"));
+    if (s.file.empty()) throw ManifestError(o.ptr("npy"), "is empty");
+    // Like every input path: relative to the manifest's folder, so a
+    // manifest means the same wherever lrrt is started.
+    if (s.file.is_relative()) s.file = m.base_dir / s.file;
+    for (const auto& earlier : m.save)
+      if (earlier.file.lexically_normal() == s.file.lexically_normal())
+        throw ManifestError(o.ptr("npy"), fmt::format("{} is saved twice (also by {})", s.file.string(), earlier.pointer));
     m.save.push_back(std::move(s));
   }
 }

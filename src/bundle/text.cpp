@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace lrrt::bundle {
 namespace {
 
@@ -36,7 +38,9 @@ bool unsafe_code_point(char32_t c) {
 
 }  // namespace
 
-std::string printable(std::string_view text, size_t max_bytes) {
+namespace {
+
+std::string escape(std::string_view text, size_t max_bytes, bool keep_whitespace) {
   std::string out;
   size_t i = 0;
   while (i < text.size() && out.size() < max_bytes) {
@@ -45,6 +49,9 @@ std::string printable(std::string_view text, size_t max_bytes) {
     if (n == 0) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
       i += 1;
+    } else if ((cp == '\t' || cp == '\n') && keep_whitespace) {
+      out += static_cast<char>(cp);
+      i += n;
     } else if (cp == '\t') {
       out += "\\t";
       i += n;
@@ -61,6 +68,14 @@ std::string printable(std::string_view text, size_t max_bytes) {
   }
   if (i < text.size()) out += fmt::format("... ({} more bytes)", text.size() - i);
   return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t max_bytes) { return escape(text, max_bytes, false); }
+
+std::string terminal_safe(std::string_view text) {
+  return escape(text, std::numeric_limits<size_t>::max(), true);
 }
 
 }  // namespace lrrt::bundle

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -35,6 +36,41 @@ struct BenchCli {
   size_t min_samples = 0;
   double max_time = -1;
   size_t max_samples = 0;
+};
+
+// Ctrl-C (or SIGTERM) during `lrrt bench`: the first one stops at the next
+// measurement, writes the results so far marked interrupted, and exits 130;
+// a second one kills as usual. The flag is the only state a signal handler
+// may touch (sig_atomic_t), hence a file-scope variable.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  std::signal(sig, SIG_DFL);
+}
+
+struct Interrupted {};
+
+// Installs the handlers for one `lrrt bench` and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    old_int_ = std::signal(SIGINT, on_stop_signal);
+    old_term_ = std::signal(SIGTERM, on_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, old_int_);
+    std::signal(SIGTERM, old_term_);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  static bool requested() { return g_stop_signal != 0; }
+  static int signal() { return g_stop_signal; }
+
+ private:
+  void (*old_int_)(int) = SIG_DFL;
+  void (*old_term_)(int) = SIG_DFL;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -107,10 +143,20 @@ void run(BenchCli& o) {
   BenchOptions options;
   options.quick = o.quick;
   options.sampling = default_sampling(o.quick);
+  // The validators above refuse out-of-range values; "not given" is the
+  // sentinel (-1 or 0), which keeps the defaults.
   if (o.min_time >= 0) options.sampling.min_time_s = o.min_time;
   if (o.min_samples) options.sampling.min_samples = o.min_samples;
   if (o.max_time >= 0) options.sampling.max_time_s = o.max_time;
-  if (o.max_samples) options.sampling.max_samples = std::max(o.max_samples, options.sampling.min_samples);
+  if (o.max_samples) {
+    if (o.min_samples && o.max_samples < o.min_samples)
+      throw tool::InputError(
+          fmt::format("--max-samples {} is below --min-samples {}", o.max_samples, o.min_samples));
+    options.sampling.max_samples = o.max_samples;
+    options.sampling.min_samples = std::min(options.sampling.min_samples, o.max_samples);
+  }
+  if (o.min_time >= 0 && o.max_time >= 0 && o.max_time < o.min_time)
+    throw tool::InputError(fmt::format("--max-time {:g} is below --min-time {:g}", o.max_time, o.min_time));
   if (!o.sizes.empty()) options.sizes = tool::parse_sizes(o.sizes);
   options.kernel_dir = kernel_dir(o.common);
 
@@ -138,18 +184,32 @@ void run(BenchCli& o) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   const size_t total = chosen.size() * devices.size();
   size_t done = 0, failures = 0;
+  StopSignals stop_signals;
+  results.complete = false;  // every rewrite of -o until the last says so
   for (const Benchmark* benchmark : chosen) {
     const std::string& name = benchmark->name;
     for (auto& device : devices) {
+      if (StopSignals::requested()) break;
       std::string backend = device.backend();
       std::string prefix = fmt::format("[{}/{}] ", done + 1, total);
       options.progress = [&](const std::string& what) {
+        // Benchmarks report progress before each measurement: the place to stop.
+        if (StopSignals::requested()) throw Interrupted{};
         if (o.common.quiet) return;
         if (tty) std::cerr << "\r\033[K" << prefix << what << std::flush;
       };
       if (!o.common.quiet && !tty) std::cerr << prefix << name << " on " << backend << "\n";
+      const size_t measurements_before = results.measurements.size(), summaries_before = results.summaries.size();
       try {
         run_benchmark(*benchmark, device, options, results);
+      } catch (const Interrupted&) {
+        results.measurements.resize(measurements_before);
+        results.summaries.resize(summaries_before);
+        try {
+          device.synchronize();
+        } catch (...) {
+        }
+        break;
       } catch (const std::exception& e) {
         ++failures;
         results.errors.push_back(fmt::format("{} on {} failed: {}", name, backend, e.what()));
@@ -160,11 +220,24 @@ void run(BenchCli& o) {
         } catch (...) {
         }
       }
+      if (StopSignals::requested()) break;
       ++done;
       write_output_file(file_doc(), o.common);  // partial results survive a later failure
     }
+    if (StopSignals::requested()) break;
   }
   if (!o.common.quiet && tty) std::cerr << "\r\033[K" << std::flush;
+  if (StopSignals::requested()) {
+    // The measurements of the unfinished benchmark are dropped with it: a
+    // file holds whole benchmarks only.
+    results.interrupted = true;
+    write_output_file(file_doc(), o.common);
+    std::cerr << fmt::format("lrrt bench: interrupted after {} of {} benchmark runs{}\n", done, total,
+                             o.common.output.empty() ? "" : "; " + o.common.output + " is marked incomplete");
+    set_exit_code(128 + StopSignals::signal());
+    return;
+  }
+  results.complete = true;
 
   emit_document(to_json(results), file_doc(), o.common);
   if (failures) set_exit_code(tool::kExitRuntimeError);
@@ -191,10 +264,16 @@ void register_bench(CLI::App& app) {
   sub->add_option("--sizes", o->sizes,
                   "copy-bandwidth sizes: a list (4K,64K,1M) or a range (4KiB..1GiB in x4 steps, 4K..1G:2 in x2); "
                   "capped by device and host memory (default 4KiB..1GiB)");
-  sub->add_option("--min-time", o->min_time, "Seconds each measurement samples at least (default 0.2, quick 0.03)");
-  sub->add_option("--min-samples", o->min_samples, "Samples each measurement takes at least (default 10, quick 5)");
-  sub->add_option("--max-time", o->max_time, "Seconds after which a measurement stops (default 3, quick 0.5)");
-  sub->add_option("--max-samples", o->max_samples, "Samples after which a measurement stops (default 1000)");
+  // Bounds: a day of sampling or a million samples is already far past any
+  // useful measurement; beyond them a typo would run for ever.
+  sub->add_option("--min-time", o->min_time, "Seconds each measurement samples at least (default 0.2, quick 0.03)")
+      ->check(finite_number(0, 86400, "seconds"));
+  sub->add_option("--min-samples", o->min_samples, "Samples each measurement takes at least (default 10, quick 5)")
+      ->check(whole_number(1, 1000000, "samples"));
+  sub->add_option("--max-time", o->max_time, "Seconds after which a measurement stops (default 3, quick 0.5)")
+      ->check(finite_number(0.001, 86400, "seconds"));
+  sub->add_option("--max-samples", o->max_samples, "Samples after which a measurement stops (default 1000)")
+      ->check(whole_number(1, 1000000, "samples"));
   std::string list = "Benchmarks (lrrt bench --list):\n";
   for (const auto& b : tool::bench::benchmarks()) list += fmt::format("  {}\n", b.name);
   sub->footer(list + R"(

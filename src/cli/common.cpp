@@ -67,6 +67,48 @@ void apply_default_timeout() {
   (void)lr_set_wait_timeout_ms(timeout_ms(kDefaultTimeoutSeconds));
 }
 
+CLI::Validator finite_number(double lo, double hi, const std::string& unit) {
+  return CLI::Validator(
+      [lo, hi, unit](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+          return fmt::format("expected a finite number of {} from {:g} to {:g}, got '{}'", unit, lo, hi,
+                             tool::printable(text, 40));
+        return std::string();
+      },
+      unit);
+}
+
+CLI::Validator whole_number(uint64_t lo, uint64_t hi, const std::string& unit) {
+  return CLI::Validator(
+      [lo, hi, unit](std::string& text) -> std::string {
+        const bool digits =
+            !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+        const uint64_t v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+        if (!digits || v < lo || v > hi)
+          return fmt::format("expected a whole number of {} from {} to {}, got '{}'", unit, lo, hi,
+                             tool::printable(text, 40));
+        return std::string();
+      },
+      unit);
+}
+
+void check_host_threads_env() {
+  // The host device's rule (src/runtime/host/host_device.cpp, core_count):
+  // checked here too so a bad value is an input error before any device
+  // opens, whichever call would open the host device first.
+  const char* env = std::getenv("LRRT_HOST_THREADS");
+  if (!env || !*env) return;
+  const std::string text = env;
+  const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
+  if (v < 1 || v > kMaxHostThreads)
+    throw bundle::InputError(fmt::format("LRRT_HOST_THREADS='{}' is not a whole number of threads from 1 to {}; unset it "
+                                         "for one thread per core",
+                                         tool::printable(text, 64), kMaxHostThreads));
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
   if (which & kOptTimeout)
     sub.add_option_function<double>(
@@ -78,16 +120,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
            "Seconds any wait for the device may take before lrrt gives up with exit code 3 (a hung "
            "kernel); 0 waits forever, a limit below 1 ms is 1 ms (default: 300, or $LRRT_WAIT_TIMEOUT_MS "
            "in milliseconds)")
-        ->check(CLI::Validator(
-            [](std::string& text) -> std::string {
-              char* end = nullptr;
-              const double v = std::strtod(text.c_str(), &end);
-              if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > kMaxTimeoutSeconds)
-                return fmt::format("expected a finite number of seconds from 0 (wait forever) to {:g}",
-                                   kMaxTimeoutSeconds);
-              return std::string();
-            },
-            "SECONDS"));
+        ->check(finite_number(0, kMaxTimeoutSeconds, "SECONDS"));
   if (which & kOptBackend)
     sub.add_option("--backend", o.backend,
                    "Backend to run on: auto (first GPU, else host), host, hsa or cuda")
@@ -103,7 +136,19 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
   if (which & kOptOutput)
     sub.add_option("-o,--output", o.output,
                    "Write the results to FILE (atomically: a complete file or none) instead of stdout; the "
-                   "extension picks the format (.json, .csv, .md, .txt)");
+                   "extension picks the format (.json, .csv, .md, .txt); checked before any work")
+        // Checked while parsing, before any work: a bad -o fails in a
+        // moment, not after an hour of benchmarks.
+        ->check(CLI::Validator(
+            [](std::string& path) -> std::string {
+              try {
+                tool::check_output_path(path);
+              } catch (const tool::InputError& e) {
+                return tool::printable(e.what(), 400);
+              }
+              return std::string();
+            },
+            "FILE"));
   if (which & kOptQuiet)
     sub.add_flag("-q,--quiet", o.quiet, "No progress notes on stderr and, with -o, no table on stdout");
   if (which & kOptKernelDir)
@@ -168,7 +213,7 @@ std::filesystem::path kernel_dir(const CommonOptions& o) {
 }
 
 void note(const CommonOptions& o, const std::string& message) {
-  if (!o.quiet) std::cerr << message << "\n";
+  if (!o.quiet) std::cerr << tool::terminal_safe(message) << "\n";
 }
 
 }  // namespace lrrt::cli

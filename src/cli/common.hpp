@@ -12,6 +12,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace lrrt::cli {
@@ -41,6 +42,20 @@ enum CommonOption : unsigned {
 // says otherwise: a hung kernel becomes exit code 3 instead of a hung shell.
 constexpr double kDefaultTimeoutSeconds = 300;
 void apply_default_timeout();
+
+// Validators for numeric options, applied to the text before CLI11 converts
+// it: the whole text must be a finite number within [lo, hi] (whole digits
+// only for counts), so "nan", "-1" for a count or "5x" are usage errors
+// (exit 2) instead of a silent default or a wrapped value.
+CLI::Validator finite_number(double lo, double hi, const std::string& unit);
+CLI::Validator whole_number(uint64_t lo, uint64_t hi, const std::string& unit);
+
+// The most host threads LRRT_HOST_THREADS may ask for (the host device's
+// limit, src/runtime/host/host_device.cpp).
+inline constexpr unsigned long kMaxHostThreads = 1024;
+// InputError (exit 2) naming LRRT_HOST_THREADS when it is set to anything but
+// a whole number from 1 to kMaxHostThreads.
+void check_host_threads_env();
 
 // Adds the selected common options to a subcommand, with help text.
 void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);

@@ -2,6 +2,7 @@
 // (same, faster, slower, unsure) from the recorded samples; exits 1 when any
 // measurement is slower beyond the threshold (tool/compare_core.*).
 #include <CLI/CLI.hpp>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,7 @@ struct CompareCli {
   double threshold_percent = 5;
   double alpha = 0.01;
   bool include_native = false;
+  bool allow_missing = false;
   bool no_fail = false;
 };
 
@@ -38,9 +40,19 @@ tool::bench::ResultSet load(const std::string& path) {
 
 void run(const CompareCli& o) {
   using namespace tool::bench;
-  if (o.threshold_percent < 0) throw tool::InputError("--threshold must not be negative");
-  if (o.alpha <= 0 || o.alpha >= 1) throw tool::InputError("--alpha must lie between 0 and 1");
+  // The validators refuse these already; kept for callers that bypass CLI11.
+  if (!std::isfinite(o.threshold_percent) || o.threshold_percent < 0)
+    throw tool::InputError("--threshold must be a finite, non-negative percentage");
+  if (!std::isfinite(o.alpha) || o.alpha <= 0 || o.alpha >= 1) throw tool::InputError("--alpha must lie between 0 and 1");
   ResultSet base = load(o.base), next = load(o.next);
+  // A file cut short (Ctrl-C, a crash, a bench still running) would compare
+  // only what it holds and look like "no regression".
+  for (const auto& [file, set] : {std::pair{&o.base, &base}, std::pair{&o.next, &next}})
+    if (!set->complete && !o.allow_missing)
+      throw tool::InputError(fmt::format(
+          "{}: the benchmark run that wrote it did not finish ({}); rerun it, or pass --allow-missing to "
+          "compare what it holds",
+          *file, set->interrupted ? "it was interrupted" : "it is marked incomplete"));
   CompareOptions options;
   options.verdict.threshold = o.threshold_percent / 100.0;
   options.verdict.alpha = o.alpha;
@@ -48,12 +60,23 @@ void run(const CompareCli& o) {
   CompareReport report = compare_results(base, next, options);
   if (report.rows.empty())
     throw tool::InputError(fmt::format("{} and {} have no measurement in common", o.base, o.next));
+  if (!report.only_in_base.empty() && !o.allow_missing) {
+    std::string names;
+    for (size_t i = 0; i < report.only_in_base.size() && i < 5; ++i)
+      names += (i ? ", " : "") + tool::printable(report.only_in_base[i], 120);
+    if (report.only_in_base.size() > 5) names += fmt::format(", ... ({} more)", report.only_in_base.size() - 5);
+    throw tool::InputError(fmt::format(
+        "{} lacks {} measurement(s) of {}: {}; a regression check must not lose coverage silently (pass "
+        "--allow-missing to compare the rest)",
+        o.next, report.only_in_base.size(), o.base, names));
+  }
 
   nlohmann::json doc = report_json(report, options);
   doc["meta"] = tool::make_meta("compare", argv());
   doc["meta"]["options"] = {{"threshold", options.verdict.threshold},
                             {"alpha", options.verdict.alpha},
-                            {"include_native", options.include_native}};
+                            {"include_native", options.include_native},
+                            {"allow_missing", o.allow_missing}};
   doc["base"] = o.base;
   doc["new"] = o.next;
   emit_document(doc, o.common);
@@ -68,12 +91,17 @@ void register_compare(CLI::App& app) {
   sub->add_option("base", o->base, "Baseline result (lrrt bench JSON)")->required();
   sub->add_option("new", o->next, "New result (lrrt bench JSON)")->required();
   sub->add_option("--threshold", o->threshold_percent,
-                  "Changes of the median smaller than this many percent count as the same (default 5)");
-  sub->add_option("--alpha", o->alpha, "Significance level of the Mann-Whitney U test (default 0.01)");
+                  "Changes of the median smaller than this many percent count as the same (default 5)")
+      ->check(finite_number(0, 1e6, "percent"));
+  sub->add_option("--alpha", o->alpha, "Significance level of the Mann-Whitney U test (default 0.01)")
+      ->check(finite_number(1e-12, 0.5, "probability"));
   sub->add_flag("--include-native", o->include_native,
                 "Also compare the native baselines (they measure the machine, not lrrt)");
   add_common_options(*sub, o->common, kOptFormat | kOptOutput | kOptQuiet);
   sub->add_flag("--no-fail", o->no_fail, "Exit 0 even when something is slower");
+  sub->add_flag("--allow-missing", o->allow_missing,
+                "Compare what both files hold even when NEW lacks measurements of BASE or either file is "
+                "marked incomplete (an interrupted lrrt bench); without it those are input errors (exit 2)");
   sub->footer(R"(Measurements are matched by benchmark, metric, backend, parameters and implementation.
 Verdict per row, from the recorded samples (lower time is better):
   same     the median moved by less than --threshold
@@ -86,6 +114,9 @@ Verdict per row, from the recorded samples (lower time is better):
 Examples:
   lrrt compare base.json new.json
   lrrt compare base.json new.json --threshold 10 -o compare.md -q
+
+A measurement of BASE missing from NEW, or a file that lrrt bench did not finish (marked
+"complete": false), is an input error unless --allow-missing.
 
 Exit codes: 0 no regression; 1 a measurement is slower; 2 usage or input error.)");
   sub->callback([o] { run(*o); });

@@ -73,7 +73,10 @@ json target_json(const formats::InspectedTarget& t) {
 }
 
 json inspect_file(const std::string& path) {
-  std::vector<std::byte> bytes = tool::read_input_file(path, tool::kMaxCodeObjectBytes);
+  // The format from the first bytes; the rest is read only for a code object.
+  std::vector<std::byte> bytes = tool::read_code_object_file(path, [](std::span<const std::byte> head) {
+    return formats::detect_format(head) == formats::Format::Unknown ? formats::describe_format(head) : std::string();
+  });
   formats::Inspection inspection;
   try {
     inspection = formats::inspect_code_object(bytes);

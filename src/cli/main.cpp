@@ -1,6 +1,7 @@
 // lrrt: run GPU kernels from manifests on host, hsa (AMD) and cuda (NVIDIA)
 // backends. One file per subcommand; each registers itself here.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -36,6 +37,9 @@ constexpr size_t kMaxMessageBytes = 4000;
 
 int main(int argc, char** argv) {
   lrrt::cli::set_argv(argc, argv);
+  // A file-size limit (ulimit -f) makes write() fail with EFBIG, which lrrt
+  // reports (exit 3, nothing half-written) instead of dying of SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"lrrt: a light GPU kernel runner for host, AMD (hsa) and NVIDIA (cuda) backends", "lrrt"};
   app.footer(kFooter);
   app.set_version_flag("--version", std::string(lrrt::tool::version()) + " (" + lrrt::tool::git_sha() + ")");
@@ -51,6 +55,7 @@ int main(int argc, char** argv) {
 
   try {
     lrrt::cli::apply_default_timeout();  // before parsing: --timeout overrides it
+    lrrt::cli::check_host_threads_env();
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

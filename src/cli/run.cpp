@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 #include "tool/runner.hpp"
@@ -36,6 +37,19 @@ void run_command(const RunArgs& a) {
     }
   }
 
+  // Every file this command will write is checked now, not after the work:
+  // -o, then each save (relative to its manifest's folder), none twice.
+  tool::PendingFiles saves;
+  if (!a.common.output.empty()) saves.check(a.common.output);
+  for (const auto& m : manifests)
+    for (const auto& s : m.save) {
+      try {
+        saves.check(s.file);
+      } catch (const tool::InputError& e) {
+        throw tool::InputError(fmt::format("{}: {}: {}", m.path.string(), s.pointer, e.what()));
+      }
+    }
+
   lrrt::Runtime runtime;
   lrrt::Device device = open_device(a.common);
 
@@ -46,6 +60,7 @@ void run_command(const RunArgs& a) {
   opt.verify = !a.no_verify;
   opt.explain = a.explain;
   opt.note = [&](const std::string& s) { note(a.common, s); };
+  opt.deferred_saves = &saves;  // written only when every manifest has run
 
   nlohmann::json runs = nlohmann::json::array();
   bool failed = false;
@@ -67,6 +82,7 @@ void run_command(const RunArgs& a) {
                      {"meta", tool::make_meta("run", argv(), on_host ? &device : nullptr)},
                      {"device", tool::device_json(device)},
                      {"runs", runs}};
+  saves.commit();
   emit_document(doc, a.common);
   set_exit_code(failed ? tool::kExitVerificationFailed : tool::kExitOk);
 }

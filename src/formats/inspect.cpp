@@ -1,6 +1,8 @@
 #include "lrrt/formats/inspect.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -155,6 +157,10 @@ InspectedTarget inspect_entry(const CodeObjectEntry& e) {
 
 }  // namespace
 
+// More kernels than any real fat library holds (rocBLAS: tens of thousands
+// per architecture); beyond it a small file would make a huge listing.
+constexpr size_t kMaxInspectedKernels = size_t(1) << 20;
+
 Inspection inspect_code_object(std::span<const std::byte> image) {
   Inspection out;
   out.format = detect_format(image);
@@ -163,9 +169,44 @@ Inspection inspect_code_object(std::span<const std::byte> image) {
     throw FormatError(fmt::format("{}; lrrt reads HSACO, clang offload bundles, cubin, fatbin, "
                                   "PTX and host kernel libraries",
                                   describe_format(image)));
-  for (const auto& e : code_object_entries(image)) {
+  // A container's entries may not overlap, and identical ones are read once:
+  // 4096 entries naming one image of 100k kernels once made 4x10^8 objects.
+  const std::vector<CodeObjectEntry> entries = code_object_entries(image);
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(entries[a].offset, entries[a].size) < std::tie(entries[b].offset, entries[b].size);
+  });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const CodeObjectEntry &prev = entries[order[k - 1]], &e = entries[order[k]];
+    const bool same = prev.offset == e.offset && prev.size == e.size;
+    if (!same && e.size && prev.size && e.offset < prev.offset + prev.size)
+      throw FormatError(fmt::format("{} entries {} and {} overlap (bytes {}..{} and {}..{}): not a container a tool wrote",
+                                    format_name(out.format), prev.id, e.id, prev.offset, prev.offset + prev.size,
+                                    e.offset, e.offset + e.size));
+  }
+  std::map<std::pair<uint64_t, uint64_t>, size_t> first_of;  // (offset, size) -> target index
+  size_t kernels = 0;
+  for (const auto& e : entries) {
+    if (e.size) {
+      auto [it, fresh] = first_of.try_emplace({e.offset, e.size}, out.targets.size());
+      if (!fresh) {
+        InspectedTarget t;
+        t.format = e.format;
+        t.entry = e.id;
+        t.offset = e.offset;
+        t.size = e.size;
+        t.target = e.target;
+        t.note = fmt::format("the same bytes as entry {}: its kernels are listed there", out.targets[it->second].entry);
+        out.targets.push_back(std::move(t));
+        continue;
+      }
+    }
     try {
       out.targets.push_back(inspect_entry(e));
+      kernels += out.targets.back().kernels.size();
+      if (kernels > kMaxInspectedKernels)
+        throw FormatError(fmt::format("lists more than {} kernels; lrrt inspect stops there", kMaxInspectedKernels));
     } catch (const FormatError& error) {
       if (e.id.empty()) throw;
       throw FormatError(fmt::format("{} entry {} ({} bytes at offset {}): {}", format_name(out.format), e.id,

@@ -556,6 +556,7 @@ lr_status_t lr_kernel_get_arg(lr_kernel_t* kernel, uint32_t index, lr_kernel_arg
     arg->kind = static_cast<lr_arg_kind_t>(a.kind);  // same values (checked below)
     copy_string(arg->value_kind, sizeof(arg->value_kind), a.value_kind);
     copy_string(arg->name, sizeof(arg->name), a.name);
+    copy_string(arg->type_name, sizeof(arg->type_name), a.type_name);
   });
 }
 

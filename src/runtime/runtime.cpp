@@ -137,15 +137,20 @@ DeviceState& Runtime::device_index(uint32_t index) {
 DeviceState& Runtime::device(lr_device_t handle) { return device_index(handle.index); }
 
 Device& Runtime::opened(DeviceState& state) {
-  std::call_once(state.open_once, [&] {
+  if (state.open.load(std::memory_order_acquire)) return *state.device;
+  std::lock_guard lock(state.open_mutex);
+  if (!state.open.load(std::memory_order_relaxed)) {
+    // All or nothing: a failure (the device, or a queue's thread that cannot
+    // be started) leaves no half-made device, and the next call retries
+    // (and fails again with its message). The queues go before the device.
     auto dev = state.backend->backend->open_device(state.ordinal);
-    state.default_queue = dev->create_queue();
-    state.copy_queue = dev->create_queue();
+    auto default_queue = dev->create_queue();
+    auto copy_queue = dev->create_queue();
+    state.default_queue = std::move(default_queue);
+    state.copy_queue = std::move(copy_queue);
     state.device = std::move(dev);
-  });
-  // call_once rethrows and leaves the flag unset on failure, so a failed open
-  // is retried (and fails again with its message) instead of leaving a
-  // half-made device.
+    state.open.store(true, std::memory_order_release);
+  }
   return *state.device;
 }
 

@@ -66,7 +66,11 @@ struct DeviceState {
   BackendState* backend = nullptr;
   uint32_t ordinal = 0;
 
-  std::once_flag open_once;
+  // Opening, once (Runtime::opened). Not std::call_once: an exception
+  // thrown through it (pthread_once) aborts a binary linked with
+  // -static-libgcc, as the lrrt binary is.
+  std::mutex open_mutex;
+  std::atomic<bool> open{false};
   std::unique_ptr<Device> device;        // opened on first use
   std::unique_ptr<Queue> default_queue;  // lr_launch, lr_memcpy_async, lr_event_record
   std::unique_ptr<Queue> copy_queue;     // lr_memcpy_async_with_dependencies

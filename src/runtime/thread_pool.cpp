@@ -1,25 +1,60 @@
 #include "thread_pool.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
+#include "error.hpp"
 #include "wait.hpp"
 
 namespace lrrt::rt {
 
-ThreadPool::ThreadPool(unsigned threads, std::chrono::microseconds spin) : spin_(spin) {
-  threads = std::max(threads, 1u);
-  workers_.reserve(threads - 1);
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+ThreadPool::ThreadPool(unsigned threads, std::chrono::microseconds spin, const ThreadFactory& factory)
+    : spin_(spin), requested_(std::max(threads, 1u)) {
+  workers_.reserve(requested_ - 1);
+  // A worker that cannot be started (std::system_error: EAGAIN at
+  // RLIMIT_NPROC, ENOMEM without address space for its stack) ends the
+  // loop. Workers are numbered in order, so those started are 1..k and the
+  // pool is complete with k + 1 threads.
+  for (unsigned i = 1; i < requested_; ++i) {
+    try {
+      std::function<void()> body = [this, i] { worker_main(i); };
+      std::thread t = factory ? factory(std::move(body)) : std::thread(std::move(body));
+      if (!t.joinable()) throw std::runtime_error("the thread factory returned no thread");
+      workers_.push_back(std::move(t));
+    } catch (const std::exception& e) {
+      start_failure_ = fmt::format("worker thread {} of {} could not be started: {}", i, requested_ - 1, e.what());
+      break;
+    } catch (...) {
+      start_failure_ = fmt::format("worker thread {} of {} could not be started", i, requested_ - 1);
+      break;
+    }
+  }
+  if (start_failure_.empty()) return;
+  if (workers_.empty())
+    LRRT_THROW(LR_ERROR_RUNTIME, "cannot start a thread pool of {} threads: {}", requested_, start_failure_);
+  // What stopped this pool stops the next thread too (a queue's worker):
+  // give back the last few workers, keeping one.
+  const size_t started = workers_.size();
+  const size_t keep = started - std::min<size_t>(kHeadroomThreads, started - 1);
+  stop_workers(keep);
+  if (keep < started)
+    start_failure_ += fmt::format("; {} of the {} started were stopped again to leave room for other threads",
+                                  started - keep, started);
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(0); }
+
+void ThreadPool::stop_workers(size_t keep) {
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
+    if (keep == 0) stopping_ = true;
+    live_ = static_cast<unsigned>(keep) + 1;  // workers 1..keep go on
     generation_.fetch_add(1, std::memory_order_release);  // ends the workers' spin
   }
   wake_.notify_all();
-  for (auto& t : workers_) t.join();
+  for (size_t i = keep; i < workers_.size(); ++i)
+    if (workers_[i].joinable()) workers_[i].join();
+  workers_.resize(std::min(keep, workers_.size()));
 }
 
 void ThreadPool::run(unsigned n, const std::function<void(unsigned)>& task) {
@@ -87,7 +122,7 @@ void ThreadPool::worker_main(unsigned id) {
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_.load(std::memory_order_relaxed) != seen; });
-      if (stopping_) return;
+      if (stopping_ || id >= live_) return;
       seen = generation_.load(std::memory_order_relaxed);
       if (id >= active_) continue;
       task = task_;

@@ -16,6 +16,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,13 +24,29 @@ namespace lrrt::rt {
 
 class ThreadPool {
  public:
-  // threads: the caller included (threads - 1 workers are started).
-  ThreadPool(unsigned threads, std::chrono::microseconds spin);
+  // Starts a thread running `body` (std::thread by default); tests pass one
+  // that fails, as thread creation does when the process reaches
+  // RLIMIT_NPROC or runs out of address space.
+  using ThreadFactory = std::function<std::thread(std::function<void()> body)>;
+
+  // threads: the caller included (threads - 1 workers are started). When a
+  // worker cannot be started the pool runs with those that did start, less
+  // the last kHeadroomThreads of them (one is kept), which it stops again:
+  // what stopped the pool would stop the next thread too (a queue's
+  // worker). start_failure() says what happened. When none could start (and
+  // some were asked for) it throws lrrt::Error(LR_ERROR_RUNTIME). It never
+  // leaves a started worker behind.
+  static constexpr size_t kHeadroomThreads = 4;
+  ThreadPool(unsigned threads, std::chrono::microseconds spin, const ThreadFactory& factory = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  // What the constructor was asked for, and why fewer threads run ("" when
+  // every one started).
+  unsigned requested_threads() const { return requested_; }
+  const std::string& start_failure() const { return start_failure_; }
 
   // n is clamped to 1..threads().
   void run(unsigned n, const std::function<void(unsigned)>& task);
@@ -42,8 +59,11 @@ class ThreadPool {
 
  private:
   void worker_main(unsigned id);
+  void stop_workers(size_t keep);  // stops and joins the workers after the first `keep`
 
   const std::chrono::microseconds spin_;
+  unsigned requested_ = 1;
+  std::string start_failure_;
   std::vector<std::thread> workers_;
   std::mutex call_mutex_;  // one run at a time
 
@@ -53,6 +73,7 @@ class ThreadPool {
   unsigned active_ = 0;     // tasks 1..active_-1 run on workers this generation
   unsigned remaining_ = 0;  // worker tasks not finished
   bool stopping_ = false;
+  unsigned live_ = ~0u;  // workers with an id from live_ on return
   const std::function<void(unsigned)>* task_ = nullptr;
   std::exception_ptr error_;
 };

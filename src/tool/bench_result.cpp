@@ -120,6 +120,8 @@ nlohmann::json to_json(const ResultSet& r) {
     ss.push_back(std::move(j));
   }
   doc["errors"] = r.errors;
+  doc["complete"] = r.complete;
+  if (r.interrupted) doc["interrupted"] = true;
   return doc;
 }
 
@@ -187,6 +189,9 @@ ResultSet from_json_unchecked(const nlohmann::json& doc) {
       r.summaries.push_back(std::move(s));
     }
   if (doc.contains("errors")) r.errors = doc["errors"].get<std::vector<std::string>>();
+  // Files from before the field existed were written only at the end.
+  r.complete = doc.value("complete", true);
+  r.interrupted = doc.value("interrupted", false);
   return r;
 }
 }  // namespace

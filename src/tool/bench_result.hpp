@@ -72,6 +72,10 @@ struct ResultSet {
   std::vector<Measurement> measurements;
   std::vector<Summary> summaries;
   std::vector<std::string> errors;  // benchmarks that failed, with why
+  // false while `lrrt bench` still runs (each rewrite of -o says so) and when
+  // it was interrupted: compare refuses such a file unless --allow-missing.
+  bool complete = true;
+  bool interrupted = false;  // stopped by SIGINT/SIGTERM
 
   const Measurement* find(const std::string& benchmark, const std::string& metric, const std::string& backend,
                           const std::string& impl,
@@ -79,7 +83,7 @@ struct ResultSet {
 };
 
 // The document: {"kind": "bench", "schema", "meta", "devices",
-// "measurements", "summaries", "errors"}.
+// "measurements", "summaries", "errors", "complete"[, "interrupted"]}.
 nlohmann::json to_json(const ResultSet& results);
 // Throws InputError naming what is wrong.
 ResultSet from_json(const nlohmann::json& doc);

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <memory>
+#include <set>
 
 #include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
@@ -21,9 +23,19 @@ namespace {
 
 // The manifest's kernel loaded on a device with its buffers and packed
 // arguments, ready to launch.
+// The buffers, after what the whole run holds was checked against the
+// memory there is (when `demand` is given: the run's own device, not a
+// reference run's).
+std::vector<lrrt::DeviceBuffer> allocate_checked(const Manifest& m, const lrrt::Device& device, const MemoryDemand* demand) {
+  if (demand) check_memory_demand(m, *demand, device.properties());
+  return allocate_buffers(m, device);
+}
+
 struct Prepared {
-  Prepared(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir)
-      : kernel(m, device, kernel_dir), buffers(allocate_buffers(m, device)), kernargs(kernel.pack_args(buffers)) {}
+  Prepared(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir, const MemoryDemand* demand = nullptr)
+      : kernel(m, device, kernel_dir),
+        buffers(allocate_checked(m, device, demand)),
+        kernargs(kernel.pack_args(buffers)) {}
   LoadedKernel kernel;
   std::vector<lrrt::DeviceBuffer> buffers;
   std::vector<std::byte> kernargs;
@@ -98,6 +110,23 @@ json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, ui
   return timing;
 }
 
+// A host kernel fault names the allocation its address lies in or after
+// ("the 4000-byte device allocation at 0x7f..."): the manifest's buffer name
+// goes after it.
+std::string name_buffers(std::string message, const Manifest& m, const std::vector<const void*>& addresses) {
+  for (size_t i = 0; i < addresses.size() && i < m.buffers.size(); ++i) {
+    const std::string at = fmt::format("allocation at {}", addresses[i]);
+    for (size_t pos = message.find(at); pos != std::string::npos; pos = message.find(at, pos + 1)) {
+      const size_t end = pos + at.size();
+      if (end < message.size() && std::isxdigit(static_cast<unsigned char>(message[end]))) continue;
+      const std::string name = fmt::format(" (buffer \"{}\")", m.buffers[i].name);
+      message.insert(end, name);
+      pos = end + name.size();
+    }
+  }
+  return message;
+}
+
 json launch_json(const Manifest& m) {
   const auto& L = m.launch;
   json launch{{"workgroup_size", L.workgroup_size},
@@ -132,12 +161,67 @@ std::vector<bool> buffers_read_back(const Manifest& m) {
   return wanted;
 }
 
+namespace {
+
+// a + b and k * a, saturating: sizes come from manifests.
+uint64_t add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+uint64_t mul_sat(uint64_t k, uint64_t a) { return k && a > UINT64_MAX / k ? UINT64_MAX : k * a; }
+
+}  // namespace
+
+MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool verify) {
+  MemoryDemand d;
+  uint64_t all = 0, read_back = 0;
+  const std::vector<bool> wanted = buffers_read_back(m);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    all = add_sat(all, m.buffers[i].bytes);
+    if (wanted[i]) read_back = add_sat(read_back, m.buffers[i].bytes);
+  }
+  d.device_bytes = all;
+  uint64_t expected = 0, sequence_reference = 0, elsewhere = 0;
+  std::set<std::string> backends;
+  for (const auto& v : m.verify) {
+    if (!verify) break;
+    const uint64_t bytes = m.buffers[v.buffer].bytes;
+    if (v.kind == VerifySpec::Kind::ReferenceBackend) {
+      // Its outputs (every buffer) stay for the other checks; on host its
+      // buffers are host memory too.
+      if (v.backend != backend && backends.insert(v.backend).second)
+        elsewhere = add_sat(elsewhere, mul_sat(v.backend == "host" ? 2 : 1, all));
+    } else if (v.kind == VerifySpec::Kind::Reference && v.reference == kSequenceReference) {
+      sequence_reference = all;
+    } else {
+      expected = std::max(expected, bytes);
+    }
+  }
+  d.host_parts.emplace_back("initial contents", all);
+  if (m.sequence) {
+    // Eager and replayed outputs (and a patched replay's) are kept to the
+    // end; the reference is the state (every buffer) and a step's outputs,
+    // again for a patched replay.
+    const uint64_t runs = m.sequence->patch ? 3 : 2;
+    d.host_parts.emplace_back("outputs", mul_sat(runs, read_back));
+    d.host_parts.emplace_back("sequence reference", mul_sat(m.sequence->patch ? 3 : 2, sequence_reference));
+    uint64_t fills = 0;
+    for (const auto& s : m.sequence->steps)
+      if (s.kind == SequenceStep::Kind::Fill) fills = add_sat(fills, s.bytes);
+    d.host_parts.emplace_back("fill patterns", fills);
+  } else {
+    d.host_parts.emplace_back("outputs", read_back);
+  }
+  d.host_parts.emplace_back("expected values", expected);
+  d.host_parts.emplace_back("reference runs", elsewhere);
+  return d;
+}
+
 // Writes the "save" outputs (the verified launch's) as .npy files.
-json save_outputs(const Manifest& m, const BufferContents& outputs) {
+json save_outputs(const Manifest& m, const BufferContents& outputs, PendingFiles* deferred) {
   json saved = json::array();
   for (const auto& s : m.save) {
     const auto& b = m.buffers[s.buffer];
-    write_file_atomic(s.file, npy_bytes(b.type, b.shape, outputs[s.buffer].data()));
+    std::string bytes = npy_bytes(b.type, b.shape, outputs[s.buffer].data());
+    if (deferred) deferred->add(s.file, std::move(bytes));
+    else write_file_atomic(s.file, bytes);
     saved.push_back({{"buffer", b.name}, {"npy", s.file.string()}});
   }
   return saved;
@@ -160,6 +244,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     if (opt.note) opt.note(s);
   };
   if (m.sequence) return run_sequence(m, device, opt);
+  std::vector<const void*> addresses;  // of the buffers, for fault messages
   try {
     // The references the checks name exist (parse_manifest leaves that to
     // the verifier).
@@ -167,7 +252,9 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
 
     // Resolve and load the code object, find the kernel, check the launch,
     // the argument layout and the buffers against the device; allocate.
-    auto P = std::make_unique<Prepared>(m, device, opt.kernel_dir);
+    const MemoryDemand demand = memory_demand(m, device.backend(), opt.verify);
+    auto P = std::make_unique<Prepared>(m, device, opt.kernel_dir, &demand);
+    for (const auto& b : P->buffers) addresses.push_back(b.data());
 
     // Initialise: every buffer's contents, generated once, uploaded before
     // the verified launch and again before timing.
@@ -198,7 +285,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     const json verification = verify_outputs(checks, opt.verify);
 
     // Save them.
-    const json saved = save_outputs(m, outputs);
+    const json saved = save_outputs(m, outputs, opt.deferred_saves);
 
     return json{{"manifest", m.path.string()},
                 {"name", m.name},
@@ -216,7 +303,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
                 {"saved", saved}};
   } catch (const lrrt::Error& e) {
     if (e.status() == LR_ERROR_KERNEL_FAULT)
-      throw DeviceError(fmt::format("kernel \"{}\" failed: {}", m.kernel, e.what()));
+      throw DeviceError(fmt::format("kernel \"{}\" failed: {}", m.kernel, name_buffers(e.what(), m, addresses)));
     throw DeviceError(e.what());
   }
 }

@@ -16,10 +16,12 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "lrrt/lrrt.hpp"
+#include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
 
 namespace lrrt::tool {
@@ -31,6 +33,9 @@ struct RunOptions {
   bool verify = true;                  // false: verification "skipped" (--no-verify)
   bool explain = false;                // sequences: add the replay's plan to the result (--explain)
   std::function<void(const std::string&)> note;  // progress messages, may be empty
+  // Where `save` outputs go: null writes them at once; `lrrt run` collects
+  // them and writes them only when every manifest has succeeded.
+  PendingFiles* deferred_saves = nullptr;
 };
 
 // The run's result object. Verification failure is reported in it
@@ -43,8 +48,17 @@ nlohmann::json run_manifest(const Manifest& m, const lrrt::Device& device, const
 nlohmann::json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds);
 // The buffers to read back after the verified run: the checked and the saved.
 std::vector<bool> buffers_read_back(const Manifest& m);
-// Writes the "save" outputs as .npy files; the result's "saved".
-nlohmann::json save_outputs(const Manifest& m, const BufferContents& outputs);
+// What running m (one kernel or a sequence) on a `backend` device holds at
+// its peak, as the runners make their copies: every buffer on the device;
+// on the host its initial contents, the read-back outputs (of the eager and
+// replayed runs, and the patched replay's, for a sequence), the largest
+// expected-values array (one check at a time), the sequence reference, and
+// each reference_backend run's outputs (and its buffers, on host). With
+// `verify` false no expected values or reference runs.
+MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool verify);
+// Writes (or, with `deferred`, collects) the "save" outputs as .npy files;
+// the result's "saved".
+nlohmann::json save_outputs(const Manifest& m, const BufferContents& outputs, PendingFiles* deferred = nullptr);
 
 // Timing statistics over samples in nanoseconds: {"samples", "min_ns",
 // "median_ns", "mean_ns", "stddev_ns", "max_ns"}; null without samples.

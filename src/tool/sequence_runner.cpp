@@ -364,6 +364,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
   const Sequence& seq = *m.sequence;
   check_references(m);
   return device_errors(m, [&]() -> json {
+    check_memory_demand(m, memory_demand(m, device.backend(), opt.verify), device.properties());
     PreparedSequence P(m, device, opt.kernel_dir);
     const lr_device_properties_t props = device.properties();
     const InitialContents initial = initial_contents(m);
@@ -479,7 +480,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
       ratio = eager_timing["median_ns"].get<double>() / replay_timing["median_ns"].get<double>();
 
     // Save the replay's outputs: the sequence's final buffers.
-    const json saved = save_outputs(m, replay_out);
+    const json saved = save_outputs(m, replay_out, opt.deferred_saves);
     json run{{"manifest", m.path.string()},
              {"name", m.name},
              {"kind", "sequence"},

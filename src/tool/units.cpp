@@ -37,6 +37,12 @@ std::string format_percent(double fraction) {
   return std::isfinite(fraction) ? fmt::format("{:.0f}%", fraction * 100) : "-";
 }
 
+namespace {
+// Bounds that keep a typo from becoming an endless list: no device has 1 PiB.
+constexpr uint64_t kMaxSizeBytes = 1ull << 50;
+constexpr size_t kMaxSizes = 256;
+}  // namespace
+
 uint64_t parse_size(const std::string& text) {
   std::string t;
   for (char c : text)
@@ -55,7 +61,10 @@ uint64_t parse_size(const std::string& text) {
   else if (suffix == "G" || suffix == "GB" || suffix == "GIB") mult = 1ull << 30;
   else throw InputError(fmt::format("'{}': unknown size suffix '{}' (use K, M or G)", text, t.substr(pos)));
   if (v == 0) throw InputError(fmt::format("'{}': a size must be positive", text));
-  return v * mult;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(v, mult, &bytes) || bytes > kMaxSizeBytes)
+    throw InputError(fmt::format("'{}' is too large a size (at most 1 PiB)", text));
+  return bytes;
 }
 
 std::vector<uint64_t> parse_sizes(const std::string& text) {
@@ -82,7 +91,13 @@ std::vector<uint64_t> parse_sizes(const std::string& text) {
     }
     uint64_t lo = parse_size(item.substr(0, dots)), hi = parse_size(hi_text);
     if (lo > hi) throw InputError(fmt::format("'{}': the range is empty", item));
-    for (uint64_t v = lo; v <= hi; v *= step) out.push_back(v);
+    // Overflow-safe: stop before v * step would pass hi (or wrap).
+    for (uint64_t v = lo;; v *= step) {
+      out.push_back(v);
+      if (out.size() > kMaxSizes)
+        throw InputError(fmt::format("'{}' lists more than {} sizes", text, kMaxSizes));
+      if (v > hi / step) break;
+    }
   }
   if (out.empty()) throw InputError(fmt::format("'{}' lists no sizes", text));
   std::sort(out.begin(), out.end());

@@ -3,7 +3,16 @@
 // result files for compare. Each must give a clean exit 2 naming the file or
 // field, print nothing raw to the terminal, and leave no result file.
 #include <doctest/doctest.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
 
 #include "cli_support.hpp"
 
@@ -145,4 +154,329 @@ TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, 
   json hang = hang_manifest();
   expect_error(dir, run_manifest(dir, write_manifest(dir, "hang.json", hang), {"--timeout", "0.0001"}), 3,
                {"did not finish within 1 ms"});
+}
+
+TEST_CASE("LRRT_HOST_THREADS takes a whole number from 1 to 1024, anything else is exit 2 naming it") {
+  TempDir dir;
+  const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(64));
+  // Before the fix "-1" aborted (rc 134: 4294967295 threads) and "abc" was
+  // silently ignored (rc 0).
+  for (const char* bad : {"-1", "abc", "0", "1025", "8 ", "4294967296"}) {
+    CAPTURE(bad);
+    ::setenv("LRRT_HOST_THREADS", bad, 1);
+    Result r = run_manifest(dir, m);
+    ::unsetenv("LRRT_HOST_THREADS");
+    expect_error(dir, r, 2, {"LRRT_HOST_THREADS='" + std::string(bad) + "'", "from 1 to 1024"});
+  }
+  // The check can fail: a good value runs.
+  ::setenv("LRRT_HOST_THREADS", "3", 1);
+  Result ok = run_lrrt(dir, {"info", "--format", "json"});
+  ::unsetenv("LRRT_HOST_THREADS");
+  REQUIRE_MESSAGE(ok.rc == 0, ok.err);
+  CHECK_MESSAGE(ok.out.find("\"threads\": \"3\"") != std::string::npos, ok.out);
+}
+
+TEST_CASE("run: a host kernel that overflows its stack is a kernel fault (exit 3), not a dead process") {
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "recurse_deep",
+    "buffers": [{"name": "out", "type": "u64", "count": 4, "init": "zeros"}],
+    "args": [{"buffer": "out"}, {"type": "u64", "value": 1099511627776}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [4]},
+    "verify": {"skip": "the kernel overflows its stack"}
+  })");
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 3,
+               {"recurse_deep", "faulted", "Segmentation fault"});
+  // The check can fail: a depth that fits runs.
+  m["args"][1]["value"] = 100;
+  Result ok = run_manifest(dir, write_manifest(dir, "ok.json", m));
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+namespace {
+
+// vector_add_i32 on buffers of `count` elements with n = `n` and no `bounds`
+// or `covers`, so nothing stops n > count: a and b filled with fresh random
+// numbers, c poisoned, c checked against the sums (the first `count`).
+json overrun_manifest(uint32_t count, uint64_t n, int32_t a, int32_t b) {
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": "@kernels/vector_add.host.so"},
+    "kernel": "vector_add_i32",
+    "buffers": [
+      {"name": "a", "type": "i32", "count": 1, "init": {"fill": 0}},
+      {"name": "b", "type": "i32", "count": 1, "init": {"fill": 0}},
+      {"name": "c", "type": "i32", "count": 1, "init": {"fill": -559038737}}
+    ],
+    "args": [{"buffer": "a"}, {"buffer": "b"}, {"buffer": "c"}, {"type": "u32", "value": 0}],
+    "launch": {"workgroup_size": [64], "global_size": [1]},
+    "verify": [{"buffer": "c", "expected": {"values": []}}]
+  })");
+  for (auto& buffer : m["buffers"]) buffer["count"] = count;
+  m["buffers"][0]["init"]["fill"] = a;
+  m["buffers"][1]["init"]["fill"] = b;
+  m["args"][3]["value"] = n;
+  m["launch"]["global_size"][0] = n;
+  m["verify"][0]["expected"]["values"] = std::vector<int64_t>(count, int64_t(a) + b);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("run: a host kernel writing past its buffers is a kernel fault (exit 3), never a pass or a crash") {
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const int32_t a = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+  const int32_t b = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+  INFO("a = " << a << ", b = " << b);
+  // The audit's probes: 1000 elements (4000 bytes: 96 bytes of slack before
+  // the page ends), 16 elements too many passed verification; 201000 too
+  // many crashed lrrt (SIGSEGV, rc 139). run_lrrt fails the test if lrrt
+  // ends by a signal.
+  Result small = run_manifest(dir, write_manifest(dir, "small.json", overrun_manifest(1000, 1016, a, b)));
+  expect_error(dir, small, 3, {"vector_add_i32", "wrote past the end of a buffer", "4000-byte device allocation",
+                               "(buffer \"c\")"});
+  Result big = run_manifest(dir, write_manifest(dir, "big.json", overrun_manifest(1000, 201000, a, b)));
+  expect_error(dir, big, 3, {"vector_add_i32", "faulted", "after the end of the 4000-byte device allocation"});
+  // One element past a buffer that ends on a page boundary (1024 elements):
+  // the guard page itself.
+  Result edge = run_manifest(dir, write_manifest(dir, "edge.json", overrun_manifest(1024, 1025, a, b)));
+  expect_error(dir, edge, 3, {"vector_add_i32", "faulted", "0 bytes after the end of the 4096-byte device allocation"});
+  // The check can fail: within bounds the same manifest passes.
+  Result ok = run_manifest(dir, write_manifest(dir, "ok.json", overrun_manifest(1000, 1000, a, b)));
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+TEST_CASE("run: host libraries with random bytes in their ELF and program headers end with an exit code, never a signal") {
+  // The audit: 40 copies of empty.host.so with 4 random bytes changed in the
+  // program headers, 10 died inside dlopen (SIGSEGV, SIGBUS). run_lrrt fails
+  // the test when lrrt ends by a signal.
+  TempDir dir;
+  const std::string original = read_text(kKernels / "empty.host.so");
+  Elf64_Ehdr h{};
+  REQUIRE(original.size() > sizeof(h));
+  std::memcpy(&h, original.data(), sizeof(h));
+  const size_t headers_end = h.e_phoff + size_t(h.e_phnum) * sizeof(Elf64_Phdr);
+  REQUIRE(headers_end <= original.size());
+  const char* fixed = std::getenv("LRRT_TEST_SEED");
+  const unsigned seed = fixed ? unsigned(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
+  MESSAGE("corrupted host libraries: seed " << seed << " (LRRT_TEST_SEED=" << seed << " repeats it)");
+  std::mt19937 rng(seed);
+  // Positions in the ELF header and in the program header table.
+  const size_t header_bytes = sizeof(Elf64_Ehdr), table_bytes = headers_end - h.e_phoff;
+  std::uniform_int_distribution<size_t> position(0, header_bytes + table_bytes - 1);
+  const fs::path library = dir / "corrupt.host.so";
+  json m = json::parse(R"({
+    "lrrt_manifest": 1, "kernel": "empty",
+    "args": [{"type": "u32", "value": 0}],
+    "launch": {"workgroup_size": [64], "workgroup_count": [1]},
+    "verify": {"skip": "no outputs"}
+  })");
+  m["code_object"] = {{"host", library.string()}};
+  const fs::path manifest = write_manifest(dir, "m.json", m);
+  int refused = 0, ran = 0;
+  const int copies = 200;
+  for (int copy = 0; copy < copies; ++copy) {
+    std::string bytes = original;
+    const int changes = std::uniform_int_distribution<int>(1, 4)(rng);
+    std::string what;
+    for (int c = 0; c < changes; ++c) {
+      size_t at = position(rng);
+      if (at >= header_bytes) at = h.e_phoff + (at - header_bytes);
+      const char value = char(std::uniform_int_distribution<int>(0, 255)(rng));
+      what += " [" + std::to_string(at) + "]=" + std::to_string(uint8_t(value));
+      bytes[at] = value;
+    }
+    write_text(library, bytes);
+    INFO("seed " << seed << ", copy " << copy << ":" << what);
+    Result r = run_lrrt(dir, {"run", "--backend", "host", "--iterations", "0", "--warmup", "0", "-q", "--timeout", "30",
+                              manifest.string()});
+    if (r.rc == 2) {
+      ++refused;
+      CHECK_MESSAGE(r.err.find(library.string()) != std::string::npos, r.err);
+    } else {
+      CHECK_MESSAGE((r.rc == 0 || r.rc == 3), "rc ", r.rc, ": ", r.err);
+      ++ran;
+    }
+  }
+  MESSAGE(refused << " of " << copies << " corrupted copies refused (exit 2), " << ran << " ran");
+  CHECK(refused > 0);  // the corruption reached the checks
+}
+
+TEST_CASE("run: what the run holds on host (buffers and their host copies) must fit the memory available") {
+  TempDir dir;
+  std::mt19937_64 rng(std::random_device{}());
+  const uint32_t n = std::uniform_int_distribution<uint32_t>(100000, 1000000)(rng);
+  json manifest = saxpy_manifest(n);
+  manifest["verify"][0]["atol"] = 1e-6;  // y = 2.5x + y near 0 loses digits to cancellation
+  const fs::path m = write_manifest(dir, "m.json", manifest);
+  // x and y: 8n bytes of device buffers; on the host the run also holds the
+  // initial contents (8n), y read back (4n) and y's expected values (4n).
+  const uint64_t buffers = 8ull * n, holds = buffers + 16ull * n;
+  const uint64_t between = std::uniform_int_distribution<uint64_t>(buffers, holds - 1)(rng);
+  INFO("n = " << n << ", limit " << between);
+  ::setenv("LRRT_TEST_MEMAVAILABLE_BYTES", std::to_string(between).c_str(), 1);
+  Result r = run_manifest(dir, m);
+  ::unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
+  expect_error(dir, r, 3, {"the run holds " + std::to_string(holds) + " bytes", std::to_string(between) + " bytes of host memory available"});
+  // The check can fail: what the run holds fits exactly.
+  ::setenv("LRRT_TEST_MEMAVAILABLE_BYTES", std::to_string(holds).c_str(), 1);
+  Result ok = run_manifest(dir, m);
+  ::unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+namespace {
+
+// lrrt run in a child whose address space is limited to `bytes` (ulimit -v)
+// and that SIGALRM ends after `seconds`: exit status, or -signal.
+int run_with_address_limit(const TempDir& dir, const std::vector<std::string>& args, rlim_t bytes, unsigned seconds) {
+  std::vector<std::string> argv_s = {kBinary.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string out = (dir / ".stdout").string(), err = (dir / ".stderr").string();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
+    const rlimit limit{bytes, bytes};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(126);
+    ::alarm(seconds);
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("run: more host threads than the address space allows is a smaller pool, not a hang or an abort") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  MESSAGE("skipped: sanitizer runtimes need more address space than the limit leaves");
+  return;
+#else
+  // The audit's probe: LRRT_HOST_THREADS=2000 under ulimit -v 4000000 hung
+  // (the pool's constructor unwound past started workers). 2000 is now an
+  // input error; 1024 threads of 8 MiB stacks do not fit in 3 GiB.
+  TempDir dir;
+  ::setenv("LRRT_HOST_THREADS", "1024", 1);
+  const rlim_t limit = rlim_t(3) << 30;
+  const int run = run_with_address_limit(
+      dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "-q", (kSource / "manifests" / "empty.json").string()},
+      limit, 120);
+  const std::string run_err = read_text(dir / ".stderr");
+  const int info = run_with_address_limit(dir, {"info", "--format", "json"}, limit, 120);
+  ::unsetenv("LRRT_HOST_THREADS");
+  CHECK_MESSAGE(run == 0, "rc ", run, ": ", run_err);
+  CHECK_MESSAGE(info == 0, "rc ", info, ": ", read_text(dir / ".stderr"));
+  // Where the stacks did not fit, lrrt info says how many threads run and why.
+  const std::string out = read_text(dir / ".stdout");
+  const auto at = out.find("\"threads\": \"");
+  REQUIRE_MESSAGE(at != std::string::npos, out);
+  const std::string threads = out.substr(at, out.find('\n', at) - at);
+  MESSAGE("under a 3 GiB address space: " << threads);
+  if (threads.find("\"threads\": \"1024\"") == std::string::npos)
+    CHECK_MESSAGE(threads.find("of 1024 asked for (worker thread") != std::string::npos, threads);
+#endif
+}
+
+TEST_CASE("verification cannot pass by truncation, tolerance or a mistyped argument") {
+  TempDir dir;
+  // A u32 where saxpy takes a float: refused from the code object's types.
+  json m = saxpy_manifest(64);
+  m["args"][0] = {{"type", "u32"}, {"value", 2}};
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "u32.json", m)), 2, {"/args/0", "u32 (an integer)", "float"});
+  // An integer output compared with expected values: exact. vector_add_i32
+  // of two random fills; expected = the true sums, with one element off by
+  // a relative 5e-6 (inside the float default rtol of 1e-5).
+  std::mt19937 rng(std::random_device{}());
+  const int a = std::uniform_int_distribution<int>(100000, 1000000)(rng), b = std::uniform_int_distribution<int>(1, 1000)(rng);
+  json v = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": "@kernels/vector_add.host.so"},
+    "kernel": "vector_add_i32",
+    "buffers": [
+      {"name": "a", "type": "i32", "count": 16, "init": {"fill": 0}},
+      {"name": "b", "type": "i32", "count": 16, "init": {"fill": 0}},
+      {"name": "c", "type": "i32", "count": 16}
+    ],
+    "args": [{"buffer": "a"}, {"buffer": "b"}, {"buffer": "c"}, {"type": "u32", "value": 16}],
+    "launch": {"workgroup_size": [16], "global_size": [16]}
+  })");
+  v["buffers"][0]["init"]["fill"] = a;
+  v["buffers"][1]["init"]["fill"] = b;
+  std::vector<int64_t> expected(16, a + b);
+  const size_t off = std::uniform_int_distribution<size_t>(0, 15)(rng);
+  expected[off] += 5;
+  v["verify"] = {{{"buffer", "c"}, {"expected", {{"values", expected}}}}};
+  Result r = run_manifest(dir, write_manifest(dir, "exact.json", v));
+  INFO(r.err);
+  CHECK(r.rc == 1);
+  const json check = json::parse(read_text(dir / "out.json"))["runs"][0]["verification"]["checks"][0];
+  CHECK(check["mismatches"] == 1);
+  CHECK(check["first_mismatches"][0]["index"] == off);
+  fs::remove(dir / "out.json");
+  // With the true sums everywhere it passes; with a tolerance asked for, the near miss passes too.
+  expected[off] -= 5;
+  v["verify"][0]["expected"]["values"] = expected;
+  CHECK(run_manifest(dir, write_manifest(dir, "exact_ok.json", v)).rc == 0);
+  fs::remove(dir / "out.json");
+  expected[off] += 5;
+  v["verify"][0]["expected"]["values"] = expected;
+  v["verify"][0]["atol"] = 5;
+  CHECK(run_manifest(dir, write_manifest(dir, "tolerant.json", v)).rc == 0);
+  fs::remove(dir / "out.json");
+  // Fractions and out-of-range values for an integer buffer are manifest errors.
+  v["verify"][0].erase("atol");
+  v["verify"][0]["expected"]["values"][off] = 0.9;
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "frac.json", v)), 2,
+               {"/verify/0/expected/values/" + std::to_string(off), "integer"});
+  // A kernel name with a NUL does not run the name before it.
+  json k = saxpy_manifest(64);
+  k["kernel"] = std::string("saxpy\0junk", 10);
+  Result nul = run_manifest(dir, write_manifest(dir, "nul.json", k));
+  expect_error(dir, nul, 2, {"/kernel", "control character"});
+  CHECK_FALSE(has_raw_control_bytes(nul.err));
+}
+
+TEST_CASE("tables, CSV and progress notes escape what came from inputs") {
+  TempDir dir;
+  json m = saxpy_manifest(64);
+  m["name"] = "evil\u202e-name";  // a right-to-left override: allowed in a name, never printed raw
+  // ESC in the manifest's file name reaches the results as its path.
+  const fs::path manifest = write_manifest(dir, "esc\x1b[31m.json", m);
+  for (const std::string format : {"table", "csv", "markdown"}) {
+    CAPTURE(format);
+    Result r = run_lrrt(dir, {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--iterations", "1",
+                              "--format", format, manifest.string()});
+    INFO(r.err);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("evil") != std::string::npos);
+    CHECK(r.err.find("evil") != std::string::npos);  // the progress note names it
+    CHECK_FALSE(has_raw_control_bytes(r.out));
+    CHECK_FALSE(has_raw_control_bytes(r.err));
+  }
+}
+
+TEST_CASE("a big file that is no code object is refused from its first bytes, not read whole") {
+  TempDir dir;
+  // 1 GiB of sparse zeros: reading it whole took seconds and 1 GiB of memory.
+  const fs::path big = dir / "zeros.bin";
+  {
+    std::ofstream(big).close();
+    REQUIRE(::truncate(big.c_str(), off_t(1) << 30) == 0);
+  }
+  json m = saxpy_manifest(64);
+  m["code_object"] = {{"host", big.string()}};
+  // "not read further": the refusal came from the first bytes.
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "zeros.json", m)), 2,
+               {"zeros.bin", "not a code object", "not read further", "/code_object"});
+  expect_error(dir, run_lrrt(dir, {"inspect", big.string()}), 2, {"zeros.bin", "not a code object", "not read further"});
 }

@@ -1,5 +1,6 @@
-// Test-only kernels for the error paths: one that never returns (a hang) and
-// one that writes to an address it is given (a fault); and one that shows two
+// Test-only kernels for the error paths: one that never returns (a hang), one
+// that writes to an address it is given (a fault), one that recurses as deep
+// as it is told (a stack overflow, host only); and one that shows two
 // dispatches running at the same time (a rendezvous).
 #include "lrrt_kernel.h"
 
@@ -32,6 +33,29 @@ LRRT_KERNEL(rendezvous, (volatile uint32_t*, mine), (int32_t, partner), (uint32_
     }
   }
 }
+
+// Host build only: recursion `depth` calls deep, each frame 1 KiB of
+// volatile bytes read after the call returns, so the compiler can neither
+// turn it into a loop (the call is not a tail call) nor drop the frames. A
+// small depth returns the sum of (d & 0xff) for d = 0..depth; a depth of
+// millions overflows the stack of the thread that runs it (a fault, which
+// the runtime must report like any other).
+#if !defined(__CUDACC__) && !defined(__HIP__)
+namespace {
+__attribute__((noinline)) uint64_t recurse(uint64_t depth) {
+  volatile unsigned char frame[1024];
+  frame[depth % 1024] = static_cast<unsigned char>(depth);
+  const uint64_t below = depth ? recurse(depth - 1) : 0;
+  return below + frame[depth % 1024];
+}
+}  // namespace
+
+LRRT_KERNEL(recurse_deep, (uint64_t*, out), (uint64_t, depth)) {
+  LRRT_FOR_EACH_THREAD {
+    if (LRRT_LOCAL_ID_X == 0) out[LRRT_GROUP_ID_X] = recurse(depth);
+  }
+}
+#endif
 
 // Host build only: a constructor with a visible side effect, so tests can
 // tell whether a tool loaded this library (`lrrt inspect` must not: it reads

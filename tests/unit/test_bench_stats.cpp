@@ -145,3 +145,21 @@ TEST_CASE("bench sizes: lists, ranges and suffixes") {
   CHECK_THROWS_AS(parse_sizes("1K..8K:x"), lrrt::tool::InputError);
   CHECK_THROWS_AS(parse_size("99999999999999999999K"), lrrt::tool::InputError);
 }
+
+TEST_CASE("bench sizes: no size wraps and no range runs away") {
+  // 2^34 G is 2^64 bytes: it used to wrap to 0.
+  CHECK_THROWS_AS(parse_size("17179869184G"), lrrt::tool::InputError);
+  CHECK_THROWS_AS(parse_size("1048577G"), lrrt::tool::InputError);  // just over 1 PiB
+  CHECK(parse_size("1048576G") == (1ull << 50));
+  // A range whose top is near 2^64 used to multiply past it, wrap and loop.
+  CHECK_THROWS_AS(parse_sizes("1..17179869183G"), lrrt::tool::InputError);
+  auto top = parse_sizes("1..1048576G:2");
+  CHECK(top.size() == 51);
+  CHECK(top.back() == (1ull << 50));
+  for (size_t i = 1; i < top.size(); ++i) CHECK(top[i] == 2 * top[i - 1]);
+  // A step that overshoots hi stops at the last size below it.
+  CHECK(parse_sizes("3..100:7") == std::vector<uint64_t>{3, 21});
+  CHECK_THROWS_AS(parse_sizes("1..1048576G:2,3..1048576G:2,5..1048576G:2,7..1048576G:2,9..1048576G:2,"
+                              "11..1048576G:2"),
+                  lrrt::tool::InputError);  // more than 256 sizes
+}

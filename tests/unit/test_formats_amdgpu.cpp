@@ -6,12 +6,15 @@
 
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
+#include <tuple>
 
 #include "formats_test_util.hpp"
 #include "lrrt/formats/amdgpu.hpp"
 #include "lrrt/formats/container.hpp"
 #include "lrrt/formats/format.hpp"
+#include "lrrt/formats/inspect.hpp"
 #include "lrrt/formats/offload_bundle.hpp"
 
 using namespace lrrt::formats;
@@ -367,3 +370,32 @@ TEST_CASE("formats amdgpu: offload bundle entries and selection") {
 }
 #endif
 #endif
+
+TEST_CASE("formats amdgpu: bundle entries naming one image are read once, overlapping ones are refused") {
+  const auto image = read_kernel("saxpy.gfx1100.hsaco");
+  std::mt19937 rng(std::random_device{}());
+  const size_t n = std::uniform_int_distribution<size_t>(2, 64)(rng);
+  CAPTURE(n);
+  auto make = [&](bool overlap) {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < n; ++i) ids.push_back("hipv4-amdgcn-amd-amdhsa--gfx1100:e" + std::to_string(i));
+    uint64_t header = 24 + 8;
+    for (const auto& id : ids) header += 24 + id.size();
+    const uint64_t at = (header + 4095) / 4096 * 4096;
+    std::vector<std::tuple<uint64_t, uint64_t, std::string>> entries;
+    for (size_t i = 0; i < n; ++i)
+      entries.emplace_back(at + (overlap && i == n - 1 ? 8 : 0), image.size() - (overlap && i == n - 1 ? 8 : 0), ids[i]);
+    auto b = bundle(entries, n);
+    b.resize(at);
+    b.insert(b.end(), image.begin(), image.end());
+    return b;
+  };
+  const Inspection one = lrrt::formats::inspect_code_object(make(false));
+  REQUIRE(one.targets.size() == n);
+  CHECK(!one.targets[0].kernels.empty());
+  for (size_t i = 1; i < n; ++i) {
+    CHECK(one.targets[i].kernels.empty());
+    CHECK(one.targets[i].note.find("same bytes as entry " + one.targets[0].entry) != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(lrrt::formats::inspect_code_object(make(true)), doctest::Contains("overlap"), FormatError);
+}

@@ -3,6 +3,7 @@
 // runtime's loaded kernel table says; records that lie are FormatErrors.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -196,4 +197,92 @@ TEST_CASE("formats host: built libraries' records match the loaded kernel tables
     CHECK(inspected.targets[0].target == host_machine());
     CHECK(inspected.targets[0].kernels.size() == names.size());
   }
+}
+
+namespace {
+
+// The program header of `type` (the `nth` of them), as an offset into the image.
+size_t phdr_offset(const std::vector<std::byte>& image, uint32_t type, int nth = 0) {
+  const auto h = get<Elf64_Ehdr>(image, 0);
+  for (uint16_t i = 0; i < h.e_phnum; ++i) {
+    const size_t at = h.e_phoff + size_t(i) * sizeof(Elf64_Phdr);
+    if (get<Elf64_Phdr>(image, at).p_type == type && nth-- == 0) return at;
+  }
+  FAIL("no program header of type ", type);
+  return 0;
+}
+
+template <typename F>
+std::string loadable_error(std::vector<std::byte> image, F&& corrupt) {
+  corrupt(image);
+  return error_of([&] { host::check_loadable(image); });
+}
+
+}  // namespace
+
+TEST_CASE("formats host: check_loadable passes built libraries and names the header field that would crash dlopen") {
+  for (const std::string path : {std::string(LRRT_TEST_KERNEL_DIR) + "/saxpy.host.so",
+                                 std::string(LRRT_TEST_KERNEL_DIR) + "/vector_add.host.so",
+                                 std::string(LRRT_TEST_KERNEL_DIR) + "/transpose.host.so",
+                                 std::string(LRRT_TEST_KERNEL_DIR) + "/reduce.host.so",
+                                 std::string(LRRT_TEST_KERNEL_DIR) + "/empty.host.so",
+                                 std::string(LRRT_TEST_KERNEL_DIR) + "/spin.host.so",
+                                 std::string(LRRT_TEST_ERROR_KERNELS)}) {
+    CAPTURE(path);
+    CHECK_NOTHROW(host::check_loadable(read_file(path)));
+  }
+  const auto image = read_kernel("empty.host.so");
+  using Image = std::vector<std::byte>;
+  auto mutate_phdr = [](uint32_t type, auto&& change, int nth = 0) {
+    return [=](Image& b) {
+      const size_t at = phdr_offset(b, type, nth);
+      auto p = get<Elf64_Phdr>(b, at);
+      change(p);
+      put(b, at, p);
+    };
+  };
+  auto has = [](const std::string& message, const std::string& part) {
+    CHECK_MESSAGE(message.find(part) != std::string::npos, message, " lacks ", part);
+  };
+  // A load past the end of the file: mapped, then SIGBUS on the first touch.
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_filesz += 1 << 20; }, 1)), "p_filesz");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_offset = ~uint64_t(0) - 8; }, 1)),
+      "lies outside the");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_memsz = p.p_filesz - 1; })), "p_memsz");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_align = 0x1800; })), "p_align");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_vaddr += 0x10; }, 1)), "differ modulo");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_vaddr = 0; p.p_offset = 0; }, 2)),
+      "address order");
+  // The dynamic section anywhere but where a load maps it from the file.
+  has(loadable_error(image, mutate_phdr(PT_DYNAMIC, [](Elf64_Phdr& p) { p.p_vaddr += 0x100000; })),
+      "(PT_DYNAMIC)");
+  has(loadable_error(image, mutate_phdr(PT_DYNAMIC, [](Elf64_Phdr& p) { p.p_vaddr += 8; })), "maps p_vaddr");
+  has(loadable_error(image, mutate_phdr(PT_DYNAMIC, [](Elf64_Phdr& p) { p.p_type = PT_NULL; })), "no PT_DYNAMIC");
+  has(loadable_error(image, mutate_phdr(PT_GNU_EH_FRAME, [](Elf64_Phdr& p) { p.p_vaddr = uint64_t(1) << 44; })),
+      "PT_GNU_EH_FRAME");
+  // Permissions and contents the loader relies on: code in an executable
+  // load, relocation targets in a writable one, each load mapping its own
+  // sections' bytes (a p_offset moved by a whole page passes every check
+  // on the segments alone), RELRO not over data written later.
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_flags &= ~PF_X; }, 1)), "not executable");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_flags &= ~PF_W; }, 3)), "not writable");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_flags = 0; }, 0)), "not readable");
+  has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_offset += 0x1000; }, 1)), "sh_offset");
+  has(loadable_error(image, mutate_phdr(PT_GNU_RELRO, [](Elf64_Phdr& p) { p.p_memsz += 0x1000; })), "read-only");
+  has(loadable_error(image, [](Image& b) { put<uint64_t>(b, offsetof(Elf64_Ehdr, e_shoff), 0); }), "no section headers");
+  // The ELF header.
+  has(loadable_error(image, [](Image& b) { put<uint16_t>(b, offsetof(Elf64_Ehdr, e_type), ET_EXEC); }), "ET_DYN");
+  has(loadable_error(image, [](Image& b) { put<uint16_t>(b, offsetof(Elf64_Ehdr, e_phnum), 0xffff); }), "e_phnum");
+  has(loadable_error(image, [](Image& b) { put<uint16_t>(b, offsetof(Elf64_Ehdr, e_phnum), 0); }),
+      "no program headers");
+  has(loadable_error(image, [](Image& b) { put<uint64_t>(b, offsetof(Elf64_Ehdr, e_phoff), b.size() - 8); }),
+      "program headers");
+  has(loadable_error(image, [](Image& b) { put<uint16_t>(b, offsetof(Elf64_Ehdr, e_phentsize), 32); }),
+      "program header size");
+  has(loadable_error(image, [](Image& b) { put<uint64_t>(b, offsetof(Elf64_Ehdr, e_shoff), b.size() + 64); }),
+      "section header table");
+  // The runtime's load path refuses before it loads (the same message).
+  auto bad = image;
+  mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_filesz += 1 << 20; }, 1)(bad);
+  has(error_of([&] { lrrt::rt::host::HostModule module(bad); }), "p_filesz");
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tool/bundle.hpp"
+#include "tool/runner.hpp"
 
 using namespace lrrt::tool;
 namespace fs = std::filesystem;
@@ -241,4 +243,88 @@ TEST_CASE("printable: hostile text is escaped and bounded") {
   CHECK(p.size() < 100);
   CHECK(p.find("99999950 more bytes") != std::string::npos);
   CHECK(json_excerpt(nlohmann::json::parse(R"({"a": "\u001b\u202e"})")) == R"({"a":"\u001b\u202e"})");
+}
+
+TEST_CASE("memory admission: a run is counted with its host copies, against the memory available") {
+  std::mt19937_64 rng(std::random_device{}());
+  // saxpy-shaped: x and y of n floats, y verified against the built-in
+  // reference (expected values of y's size), nothing saved.
+  const uint64_t n = std::uniform_int_distribution<uint64_t>(1000, 1u << 24)(rng);
+  CAPTURE(n);
+  const nlohmann::json doc = {
+      {"lrrt_manifest", 1},
+      {"code_object", {{"host", "saxpy.host.so"}}},
+      {"kernel", "saxpy"},
+      {"buffers",
+       {{{"name", "x"}, {"type", "f32"}, {"count", n}, {"init", {{"random", {{"min", -1}, {"max", 1}}}}}},
+        {{"name", "y"}, {"type", "f32"}, {"count", n}, {"init", "zeros"}}}},
+      {"args", {{{"type", "f32"}, {"value", 2}}, {{"buffer", "x"}}, {{"buffer", "y"}}, {{"type", "u32"}, {"value", n}}}},
+      {"launch", {{"workgroup_size", {64}}, {"global_size", {n}}}},
+      {"verify", {{{"buffer", "y"}, {"expected", {{"reference", "saxpy"}}}}}}};
+  const Manifest m = parse_manifest(doc, fs::temp_directory_path());
+  const uint64_t buffers = 8 * n;
+  const MemoryDemand d = memory_demand(m, "host", true);
+  CHECK(d.device_bytes == buffers);
+  // initial contents (x, y), outputs (y), expected values (y).
+  CHECK(d.host_bytes() == 8 * n + 4 * n + 4 * n);
+  CHECK(memory_demand(m, "host", false).host_bytes() == 8 * n + 4 * n);  // --no-verify: no expected values
+  const uint64_t holds = buffers + d.host_bytes();
+
+  auto limit = [](uint64_t bytes) { setenv("LRRT_TEST_MEMAVAILABLE_BYTES", std::to_string(bytes).c_str(), 1); };
+  lr_device_properties_t host{};
+  std::strcpy(host.backend, "host");
+  std::strcpy(host.name, "test CPU");
+  host.memory_bytes = uint64_t(1) << 50;
+  // Between "the buffers fit" and "what the run holds fits": before the fix
+  // only the buffers were counted (against physical RAM) and this passed.
+  const uint64_t between = std::uniform_int_distribution<uint64_t>(buffers, holds - 1)(rng);
+  limit(between);
+  CHECK(available_host_memory() == between);
+  std::string message;
+  try {
+    check_memory_demand(m, d, host);
+  } catch (const DeviceError& e) {
+    message = e.what();
+  }
+  CHECK_MESSAGE(message.find("the run holds " + std::to_string(holds) + " bytes") != std::string::npos, message);
+  CHECK_MESSAGE(message.find(std::to_string(between) + " bytes of host memory available") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("LRRT_TEST_MEMAVAILABLE_BYTES") != std::string::npos, message);
+  // The check can fail: exactly what the run holds fits.
+  limit(holds);
+  CHECK_NOTHROW(check_memory_demand(m, d, host));
+  // A buffer that alone does not fit is named first.
+  limit(4 * n - 1);
+  CHECK_THROWS_WITH_AS(check_memory_demand(m, d, host), doctest::Contains("/buffers/0: buffer \"x\""), DeviceError);
+
+  // On a GPU the buffers count against the device, the host copies against
+  // host memory.
+  lr_device_properties_t gpu = host;
+  std::strcpy(gpu.backend, "cuda");
+  gpu.memory_bytes = buffers;
+  limit(d.host_bytes() - 1);
+  CHECK_THROWS_WITH_AS(check_memory_demand(m, d, gpu), doctest::Contains("host copies"), DeviceError);
+  limit(d.host_bytes());
+  CHECK_NOTHROW(check_memory_demand(m, d, gpu));
+  gpu.memory_bytes = buffers - 1;
+  CHECK_THROWS_WITH_AS(check_memory_demand(m, d, gpu), doctest::Contains("device's"), DeviceError);
+  // A reference run on host adds its outputs and its buffers (host memory).
+  nlohmann::json cross = doc;
+  cross["verify"][0]["expected"] = {{"reference_backend", "host"}};
+  CHECK(memory_demand(parse_manifest(cross, fs::temp_directory_path()), "cuda", true).host_bytes() ==
+        8 * n + 4 * n + 2 * 8 * n);
+
+  limit(0);
+  CHECK(available_host_memory() == 0);  // unknown: nothing is checked
+  setenv("LRRT_TEST_MEMAVAILABLE_BYTES", "12GB", 1);
+  CHECK_THROWS_AS(available_host_memory(), InputError);
+  unsetenv("LRRT_TEST_MEMAVAILABLE_BYTES");
+  CHECK(available_host_memory() > 0);  // /proc/meminfo
+}
+
+TEST_CASE("strict JSON: a number beyond a double is malformed JSON, not an escaped exception") {
+  // Found by fuzz_manifest: nlohmann throws out_of_range (not parse_error) for it.
+  for (const char* text : {"77.7e777777", "[1, -9e99999]", "{\"a\": 1e400000}"}) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(parse_json_strict(text, "n.json"), doctest::Contains("n.json: malformed JSON"), InputError);
+  }
 }

@@ -4,10 +4,20 @@
 // what only the ABI or the host backend does.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "host/host_memory.hpp"
 #include "lrrt/lrrt.hpp"
 
 TEST_CASE("C ABI reports errors with status codes and messages before lr_init") {
@@ -52,4 +62,222 @@ TEST_CASE("host backend: bad handles and inputs give status codes, not crashes")
   CHECK(lr_device_open(999, &d) == LR_ERROR_INVALID_ARGUMENT);
   CHECK(lr_device_select("cuda-typo", 0, &d) == LR_ERROR_NOT_FOUND);
   CHECK(lr_device_select("host", 3, &d) == LR_ERROR_NOT_FOUND);
+}
+
+namespace {
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class EnvFor {
+ public:
+  EnvFor(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvFor() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  EnvFor(const EnvFor&) = delete;
+  EnvFor& operator=(const EnvFor&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("host backend: LRRT_HOST_THREADS takes a whole number from 1 to 1024, anything else names it") {
+  std::mt19937 rng(std::random_device{}());
+  // Before the fix "-1" asked for 4294967295 threads (an abort) and "abc" or
+  // "0" were silently ignored.
+  std::vector<std::string> bad = {"-1", "abc", "0", "1025", "4294967297", "2x", " 2", "+3", "1e3", "0x10"};
+  bad.push_back(std::to_string(std::uniform_int_distribution<uint64_t>(1025, uint64_t(1) << 40)(rng)));
+  for (const auto& value : bad) {
+    CAPTURE(value);
+    EnvFor env("LRRT_HOST_THREADS", value.c_str());
+    lrrt::Runtime runtime;
+    // The device opens when first used (selected, here).
+    lr_device_t device{};
+    lr_status_t status = lr_device_select("host", 0, &device);
+    lr_device_properties_t props{};
+    if (status == LR_SUCCESS) status = lr_device_get_properties(device, &props);
+    CHECK(status == LR_ERROR_INVALID_ARGUMENT);
+    const std::string message = lr_last_error_message();
+    CHECK_MESSAGE(message.find("LRRT_HOST_THREADS='" + value + "'") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("from 1 to 1024") != std::string::npos, message);
+  }
+  // The check can fail: a good value is taken as the thread count.
+  const unsigned threads = std::uniform_int_distribution<unsigned>(1, 6)(rng);
+  for (const std::string value : {std::to_string(threads), "0" + std::to_string(threads)}) {
+    EnvFor env("LRRT_HOST_THREADS", value.c_str());
+    lrrt::Runtime runtime;
+    auto device = lrrt::Device::select("host");
+    CHECK(device.properties().compute_units == threads);
+  }
+}
+
+namespace {
+
+std::vector<std::byte> read_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing file ", path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(chars.size());
+  if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+
+struct RecurseArgs {
+  void* out;
+  uint64_t depth;
+};
+
+// The status an lrrt call threw (LR_SUCCESS when none), and its message.
+template <typename F>
+lr_status_t status_of(F&& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const lrrt::Error& e) {
+    if (message) *message = e.what();
+    return e.status();
+  }
+  return LR_SUCCESS;
+}
+
+// What recurse_deep returns for a depth that fits the stack.
+uint64_t recursion_sum(uint64_t depth) {
+  uint64_t sum = 0;
+  for (uint64_t d = 0; d <= depth; ++d) sum += d & 0xff;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, and the process goes on") {
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::Runtime runtime;
+  auto device = lrrt::Device::select("host");
+  lrrt::Module module(device, read_binary(LRRT_TEST_ERROR_KERNELS));
+  lrrt::Kernel recurse = module.kernel("recurse_deep");
+  for (int round = 0; round < 3; ++round) {
+    // Several workgroups, so the pool's workers overflow as well as the
+    // queue's thread; without an alternate signal stack the fault handler
+    // itself has no stack and the process dies (SIGSEGV).
+    const uint32_t groups = std::uniform_int_distribution<uint32_t>(1, 8)(rng);
+    CAPTURE(groups);
+    lrrt::DeviceBuffer out(device, groups * sizeof(uint64_t));
+    std::vector<uint64_t> poison(groups, 0xDEADBEEFDEADBEEFull);
+    lrrt::copy_to_device(out, poison);
+    const lr_launch_config_t config{{groups, 1, 1}, {1, 1, 1}, 0};
+    lrrt::launch(recurse, config, RecurseArgs{out.data(), uint64_t(1) << 40});
+    std::string message;
+    CHECK(status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("'recurse_deep' faulted") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("Segmentation fault") != std::string::npos, message);
+    // The device still runs kernels, on the same threads: a depth that fits
+    // gives the right sums (the check that can fail: poisoned outputs).
+    const uint64_t depth = std::uniform_int_distribution<uint64_t>(10, 1000)(rng);
+    lrrt::copy_to_device(out, poison);
+    lrrt::launch(recurse, config, RecurseArgs{out.data(), depth});
+    device.synchronize();
+    std::vector<uint64_t> got(groups);
+    lrrt::copy_to_host(got, out);
+    for (uint32_t g = 0; g < groups; ++g) CHECK(got[g] == recursion_sum(depth));
+  }
+}
+
+TEST_CASE("host backend: device memory ends at a guard page, with a canary in the slack before it") {
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::rt::host::GuardedMemory memory;
+  const size_t page = memory.page_size();
+  for (int round = 0; round < 40; ++round) {
+    // Sizes around 256-byte and page multiples, and random ones.
+    const size_t base = std::uniform_int_distribution<size_t>(1, 3 * page)(rng);
+    const size_t size = round % 4 == 0 ? (base + 255) / 256 * 256 : round % 4 == 1 ? (base + page - 1) / page * page : base;
+    CAPTURE(size);
+    auto* p = static_cast<unsigned char*>(memory.allocate(size, "device allocation"));
+    const size_t rounded = (size + 255) / 256 * 256;
+    CHECK(reinterpret_cast<uintptr_t>(p) % 256 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(p + rounded) % page == 0);  // the guard page follows
+    std::memset(p, 0x5a, size);  // the whole buffer is the caller's
+    CHECK(memory.scan_and_repair().empty());
+    // Every byte of the slack is watched: one changed byte is reported, once.
+    if (rounded > size) {
+      const size_t k = std::uniform_int_distribution<size_t>(0, rounded - size - 1)(rng);
+      p[size + k] ^= 0xff;
+      const std::string report = memory.scan_and_repair();
+      CHECK_MESSAGE(report.find(fmt::format("the {}-byte device allocation at", size)) != std::string::npos, report);
+      CHECK_MESSAGE(report.find(fmt::format("1 of the {} bytes after its end", rounded - size)) != std::string::npos, report);
+      CHECK_MESSAGE(report.find(fmt::format("up to {} bytes past it", k + 1)) != std::string::npos, report);
+      CHECK(memory.scan_and_repair().empty());  // repaired
+    }
+    const std::string where = memory.describe(p + rounded + 16);
+    CHECK_MESSAGE(where.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + 16, size)) !=
+                      std::string::npos,
+                  where);
+    memory.free(p);
+    CHECK(memory.describe(p + rounded).empty());
+  }
+}
+
+namespace {
+
+struct AddI32Args {
+  void* a;
+  void* b;
+  void* c;
+  uint32_t n;
+};
+
+}  // namespace
+
+TEST_CASE("host backend: a kernel writing past a buffer is a kernel fault naming the allocation, never a pass") {
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::Runtime runtime;
+  auto device = lrrt::Device::select("host");
+  lrrt::Module module(device, read_binary(std::string(LRRT_TEST_KERNEL_DIR) + "/vector_add.host.so"));
+  lrrt::Kernel add = module.kernel("vector_add_i32");
+  for (int round = 0; round < 6; ++round) {
+    // A count whose bytes are not a multiple of 256: 4 to 252 bytes of slack.
+    uint32_t count = std::uniform_int_distribution<uint32_t>(100, 100000)(rng);
+    if (count % 64 == 0) ++count;
+    const uint32_t slack = (count + 63) / 64 * 64 - count;  // elements
+    CAPTURE(count);
+    std::vector<int32_t> a(count), b(count), poison(count, int32_t(0xDEADBEEF));
+    for (auto& v : a) v = int32_t(rng());
+    for (auto& v : b) v = int32_t(rng());
+    lrrt::DeviceBuffer da(device, count * 4), db(device, count * 4), dc(device, count * 4);
+    lrrt::copy_to_device(da, a);
+    lrrt::copy_to_device(db, b);
+    auto launch = [&](uint32_t n) {
+      lrrt::copy_to_device(dc, poison);
+      lrrt::launch(add, lrrt::launch_config({(n + 63) / 64, 1, 1}, {64, 1, 1}), AddI32Args{da.data(), db.data(), dc.data(), n});
+      std::string message;
+      const lr_status_t status = status_of([&] { device.synchronize(); }, &message);
+      return std::pair{status, message};
+    };
+    // Into the slack: no fault, the canary.
+    const uint32_t small = count + std::uniform_int_distribution<uint32_t>(1, slack)(rng);
+    auto [status, message] = launch(small);
+    CHECK(status == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("'vector_add_i32' wrote past the end of a buffer") != std::string::npos, message);
+    CHECK_MESSAGE(message.find(fmt::format("the {}-byte device allocation at {}", count * 4, dc.data())) != std::string::npos,
+                  message);
+    // Past the slack, up to a page: the guard pages fault (every access past
+    // an end lies in a slack or a guard page), the process goes on.
+    const uint32_t big = count + std::uniform_int_distribution<uint32_t>(slack + 1, slack + 1024)(rng);
+    std::tie(status, message) = launch(big);
+    CHECK(status == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("faulted: Segmentation fault") != std::string::npos, message);
+    CHECK_MESSAGE(message.find(fmt::format("after the end of the {}-byte device allocation", count * 4)) != std::string::npos,
+                  message);
+    // The check can fail: in bounds the sums are right and nothing is reported.
+    std::tie(status, message) = launch(count);
+    CHECK_MESSAGE(status == LR_SUCCESS, message);
+    std::vector<int32_t> c(count);
+    lrrt::copy_to_host(c, dc);
+    for (uint32_t i = 0; i < count; ++i) REQUIRE(c[i] == int32_t(uint32_t(a[i]) + uint32_t(b[i])));
+  }
 }

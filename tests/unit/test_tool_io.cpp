@@ -1,6 +1,11 @@
 // npy read/write, atomic file writes, printers.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include <cstring>
 #include <filesystem>
@@ -105,10 +110,106 @@ TEST_CASE("atomic write: complete file, no temporaries, failures leave nothing")
   CHECK_FALSE(fs::exists(dir / "missing"));
   // Renaming over a directory fails: the temporary is removed.
   fs::create_directories(dir / "d.json" / "sub");
-  CHECK_THROWS_AS(write_file_atomic(dir / "d.json", "x"), InputError);
+  CHECK_THROWS_AS(write_file_atomic(dir / "d.json", "x"), InputError);  // a directory: refused before any temporary
   n = 0;
   for (const auto& e : fs::directory_iterator(dir)) (void)e, ++n;
   CHECK(n == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("atomic write: links stay links, pipes and devices are written through, the rest is refused") {
+  fs::path dir = temp_dir("lrrt-atomic-kinds");
+  auto read_all = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto count = [&] {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) (void)e, ++n;
+    return n;
+  };
+  const std::string content = "payload " + std::to_string(std::random_device{}());
+  // A link: its target is replaced, the link itself stays a link.
+  write_file_atomic(dir / "target.json", "old");
+  fs::create_symlink("target.json", dir / "link.json");
+  write_file_atomic(dir / "link.json", content);
+  CHECK(fs::is_symlink(dir / "link.json"));
+  CHECK(read_all(dir / "target.json") == content);
+  // A chain of links, and a link into another folder.
+  fs::create_directories(dir / "other");
+  write_file_atomic(dir / "other" / "t2.json", "old");
+  fs::create_symlink(dir / "other" / "t2.json", dir / "l2.json");
+  fs::create_symlink("l2.json", dir / "l3.json");
+  write_file_atomic(dir / "l3.json", content + "3");
+  CHECK(fs::is_symlink(dir / "l3.json"));
+  CHECK(fs::is_symlink(dir / "l2.json"));
+  CHECK(read_all(dir / "other" / "t2.json") == content + "3");
+  // A dangling link is refused, and nothing is created at its target.
+  fs::create_symlink("nowhere/x.json", dir / "dangling.json");
+  CHECK_THROWS_WITH_AS(write_file_atomic(dir / "dangling.json", "x"), doctest::Contains("symbolic link"), InputError);
+  CHECK_THROWS_AS(check_output_path(dir / "dangling.json"), InputError);
+  // A character device is written through and stays a device.
+  write_file_atomic("/dev/null", content);
+  CHECK(fs::is_character_file("/dev/null"));
+  // A full device: the write fails as an output error (exit 3), not an input error.
+  if (fs::exists("/dev/full")) {
+    try {
+      write_file_atomic("/dev/full", content);
+      FAIL("writing /dev/full succeeded");
+    } catch (const OutputError& e) {
+      CHECK(std::string(e.what()).find("No space left") != std::string::npos);
+      CHECK(e.exit_code() == 3);
+    }
+  }
+  // A FIFO with a reader gets the bytes and stays a FIFO; one without a reader is refused at once.
+  const fs::path fifo = dir / "pipe.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(write_file_atomic(fifo, content), doctest::Contains("no reader"), InputError);
+  std::string got;
+  std::thread reader([&] { got = read_all(fifo); });
+  // The reader may not have opened yet: retry until it has.
+  bool written = false;
+  for (int i = 0; i < 500 && !written; ++i) {
+    try {
+      write_file_atomic(fifo, content);
+      written = true;
+    } catch (const InputError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  reader.join();
+  CHECK(written);
+  CHECK(got == content);
+  CHECK(fs::is_fifo(fifo));
+  // Directories, sockets, folders that are files: refused up front, nothing created.
+  CHECK_THROWS_WITH_AS(check_output_path(dir / "other"), doctest::Contains("a directory"), InputError);
+  CHECK_THROWS_WITH_AS(check_output_path(dir / "target.json" / "x.json"), doctest::Contains("Not a directory"), InputError);
+  CHECK_THROWS_AS(check_output_path(""), InputError);
+  const size_t before = count();
+  CHECK_NOTHROW(check_output_path(dir / "new.json"));
+  CHECK_FALSE(fs::exists(dir / "new.json"));
+  CHECK(count() == before);
+  // A replaced file keeps its mode.
+  fs::permissions(dir / "target.json", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  write_file_atomic(dir / "target.json", "again");
+  CHECK(fs::status(dir / "target.json").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("pending files: checked when added, written only at commit, never twice") {
+  fs::path dir = temp_dir("lrrt-pending");
+  PendingFiles pending;
+  pending.check(dir / "a.npy");
+  CHECK_THROWS_WITH_AS(pending.check(dir / "." / "a.npy"), doctest::Contains("twice"), InputError);
+  CHECK_THROWS_AS(pending.check(dir / "missing" / "b.npy"), InputError);
+  const std::string content = std::to_string(std::random_device{}());
+  pending.add(dir / "a.npy", content);
+  CHECK_FALSE(fs::exists(dir / "a.npy"));  // nothing before commit
+  pending.commit();
+  std::ifstream in(dir / "a.npy");
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == content);
+  CHECK(pending.empty());
   fs::remove_all(dir);
 }
 

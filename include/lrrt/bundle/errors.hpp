@@ -1,7 +1,7 @@
 // Errors the bundle library and the tool raise, each carrying the process exit code the CLI
 // returns for it (documented in `lrrt --help` and docs/manifest.md):
 //   0 success, 1 verification failed, 2 usage or input error,
-//   3 runtime or device error.
+//   3 runtime, device or output I/O error.
 // A library user tells bad input (InputError, ManifestError) from a failing
 // device (DeviceError) by type or by exit_code().
 #pragma once
@@ -38,6 +38,14 @@ class InputError : public Error {
 class DeviceError : public Error {
  public:
   explicit DeviceError(const std::string& message) : Error(kExitRuntimeError, message) {}
+};
+
+// A result file could not be written although its path was fine when the
+// command started (disk full, I/O error, quota): exit 3, like a device
+// failure, because the input was good.
+class OutputError : public Error {
+ public:
+  explicit OutputError(const std::string& message) : Error(kExitRuntimeError, message) {}
 };
 
 }  // namespace lrrt::bundle

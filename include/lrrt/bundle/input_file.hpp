@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace lrrt::bundle {
@@ -45,5 +47,16 @@ std::vector<std::byte> read_input_file(const std::filesystem::path& path, uint64
 
 // Largest code object lrrt reads (a fat library's GPU code is tens of MB).
 inline constexpr uint64_t kMaxCodeObjectBytes = uint64_t(4) << 30;
+
+// How much of a file tells what it is: magic numbers, and PTX's ".version"
+// and ".target", which sit near its start.
+inline constexpr uint64_t kCodeObjectHeadBytes = 8192;
+
+// A code object file, read whole only when its first bytes look like one:
+// `looks_like` gets the first min(size, kCodeObjectHeadBytes) bytes and
+// returns "" to go on, or why not (InputError naming the file, before a
+// 4 GiB file of zeros is read).
+std::vector<std::byte> read_code_object_file(
+    const std::filesystem::path& path, const std::function<std::string(std::span<const std::byte>)>& looks_like);
 
 }  // namespace lrrt::bundle

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lrrt/bundle/manifest.hpp"
@@ -38,7 +39,16 @@ struct KernelArg {
   // False when the code object records offsets and sizes but not whether an
   // argument is a pointer (cuda cubins: LR_ARG_OTHER); either kind matches.
   bool kind_known = true;
+  // The source type when the code object records it ("float", "uint32_t",
+  // PTX "f32"): a float argument given an integer, or the other way round,
+  // is refused before the launch.
+  std::string type_name;
 };
+
+// Whether a recorded type name is a floating-point or an integer scalar;
+// Unknown for pointers, untyped words (PTX b32), structs and anything else.
+enum class ScalarFamily { Unknown, Float, Integer };
+ScalarFamily scalar_family(std::string_view type_name);
 
 // "(0) a: offset 0, 4 bytes, value; (1) x: offset 8, 8 bytes, pointer; ..."
 std::string describe_kernel_layout(const std::vector<KernelArg>& args);

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lrrt/bundle/fill.hpp"
@@ -78,8 +79,35 @@ class LoadedKernel {
 };
 
 // One device buffer per manifest buffer, checked against the device's memory
-// first. DeviceError naming /buffers/N (or /buffers for the total).
+// first (for a device whose memory is host memory, the host backend's: also
+// against available_host_memory()). DeviceError naming /buffers/N (or
+// /buffers for the total).
 std::vector<lrrt::DeviceBuffer> allocate_buffers(const Manifest& m, const lrrt::Device& device);
+
+// Host memory the system can give this process now: MemAvailable of
+// /proc/meminfo (free memory plus what the kernel can reclaim without
+// swapping), or LRRT_TEST_MEMAVAILABLE_BYTES when set (tests put a limit
+// between what the buffers need and what a run holds; InputError when it is
+// not a whole number of bytes). 0 when unknown: nothing is checked then.
+uint64_t available_host_memory();
+
+// What a run holds at its peak: the device buffers, and the host-side copies
+// made for them (initial contents, read-back outputs, expected values,
+// reference runs), each part named for messages. Sums saturate at
+// UINT64_MAX.
+struct MemoryDemand {
+  uint64_t device_bytes = 0;
+  std::vector<std::pair<std::string, uint64_t>> host_parts;  // {"initial contents", bytes}, ...
+  uint64_t host_bytes() const;
+};
+
+// DeviceError (exit 3) when the run does not fit: first allocate_buffers'
+// checks (a buffer, then the buffers together, against the device's
+// memory: naming /buffers/N), then the demand, naming the total, its parts
+// and the limit: on a device whose memory is host memory everything against
+// available_host_memory(); otherwise the buffers against the device's
+// memory and the host copies against available_host_memory().
+void check_memory_demand(const Manifest& m, const MemoryDemand& demand, const lr_device_properties_t& p);
 
 // Copies contents[i] into buffers[i] for every buffer (sizes must match).
 void upload_buffers(const std::vector<lrrt::DeviceBuffer>& buffers, const BufferContents& contents);

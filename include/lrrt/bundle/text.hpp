@@ -14,4 +14,9 @@ namespace lrrt::bundle {
 // cut with a note of how much was left out.
 std::string printable(std::string_view text, size_t max_bytes = 200);
 
+// The same escapes, but line breaks and tabs stay and nothing is cut: for
+// results printed as tables, CSV and progress notes, whose text may quote
+// names from inputs. Text with nothing unsafe comes back unchanged.
+std::string terminal_safe(std::string_view text);
+
 }  // namespace lrrt::bundle

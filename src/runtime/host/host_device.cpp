@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <string_view>
 #include <thread>
 
 #include "error.hpp"
@@ -18,7 +19,7 @@
 namespace lrrt::rt::host {
 namespace {
 
-constexpr size_t kAlignment = 256;  // as GPU allocators give
+constexpr unsigned long kMaxHostThreads = 1024;
 
 std::string host_arch() {
 #if defined(__x86_64__)
@@ -30,21 +31,24 @@ std::string host_arch() {
 #endif
 }
 
+// LRRT_HOST_THREADS: a whole number of threads from 1 to kMaxHostThreads,
+// digits only ("-1" read by strtoul would be 4294967295 threads, "abc" 0).
+// The CLI checks the same rule before it opens a device (src/cli/common.cpp,
+// check_host_threads_env) so that a bad value is an input error, exit 2.
 uint32_t core_count() {
   unsigned n = std::thread::hardware_concurrency();
-  if (const char* env = std::getenv("LRRT_HOST_THREADS")) {
-    unsigned v = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
-    if (v > 0) n = v;
+  if (const char* env = std::getenv("LRRT_HOST_THREADS"); env && *env) {
+    const std::string_view text = env;
+    const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string_view::npos;
+    const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
+    if (v < 1 || v > kMaxHostThreads)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "LRRT_HOST_THREADS='{}' is not a whole number of threads from 1 to {}; unset it for one thread "
+                 "per core",
+                 text.substr(0, 64), kMaxHostThreads);
+    n = static_cast<unsigned>(v);
   }
   return n ? n : 1;
-}
-
-void* aligned_allocation(size_t size, const char* what) {
-  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < size) LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes overflows", what, size);
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (!p) LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: out of host memory", what, size);
-  return p;
 }
 
 std::string cpu_model_name() {
@@ -83,16 +87,23 @@ HostDevice::HostDevice() : pool_(core_count(), kPoolSpin) {
   properties_.max_shared_memory_per_workgroup = 1u << 20;
   properties_.memory_bytes = physical_memory_bytes();
   properties_.host_memory_is_device_memory = true;
-  properties_.extra = {{"threads", std::to_string(pool_.threads())},
+  // Fewer threads than asked for when the system would not start them all
+  // (thread_pool.hpp): the device runs, and says so.
+  const std::string threads =
+      pool_.start_failure().empty()
+          ? std::to_string(pool_.threads())
+          : fmt::format("{} of {} asked for ({})", pool_.threads(), pool_.requested_threads(), pool_.start_failure());
+  properties_.extra = {{"threads", threads},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
 }
 
 HostDevice::~HostDevice() { release_utility_queue(); }
 
-void* HostDevice::allocate(size_t size) { return aligned_allocation(size, "device allocation"); }
-void HostDevice::free(void* ptr) { std::free(ptr); }
-void* HostDevice::do_allocate_host(size_t size) { return aligned_allocation(size, "pinned host allocation"); }
-void HostDevice::do_free_host(void* ptr) { std::free(ptr); }
+// Both kinds are guarded at their end (host_memory.hpp): kernels reach both.
+void* HostDevice::allocate(size_t size) { return memory_.allocate(size, "device allocation"); }
+void HostDevice::free(void* ptr) { memory_.free(ptr); }
+void* HostDevice::do_allocate_host(size_t size) { return memory_.allocate(size, "pinned host allocation"); }
+void HostDevice::do_free_host(void* ptr) { memory_.free(ptr); }
 
 std::unique_ptr<Queue> HostDevice::create_queue() { return std::make_unique<HostQueue>(*this); }
 std::unique_ptr<Event> HostDevice::create_event() { return std::make_unique<HostEvent>(); }

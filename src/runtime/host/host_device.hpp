@@ -1,12 +1,14 @@
 // The host backend's device: the CPU, running kernels built for the host as
 // shared objects (include/lrrt/host_kernel_abi.h), one workgroup per call, on
-// a thread pool sized to the cores. Host memory is device memory.
+// a thread pool sized to the cores. Host memory is device memory, each
+// allocation guarded at its end (host_memory.hpp).
 #pragma once
 
 #include <chrono>
 #include <memory>
 
 #include "backend.hpp"
+#include "host_memory.hpp"
 #include "thread_pool.hpp"
 
 namespace lrrt::rt::host {
@@ -31,12 +33,15 @@ class HostDevice final : public Device {
   std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering) override;
 
   ThreadPool& pool() { return pool_; }
+  // Every allocation, guarded at its end: queues check it after each launch.
+  GuardedMemory& memory() { return memory_; }
 
  protected:
   void* do_allocate_host(size_t size) override;
   void do_free_host(void* ptr) override;
 
  private:
+  GuardedMemory memory_;  // first: it outlives the pool and the queues
   DeviceProperties properties_;
   ThreadPool pool_;
 };

@@ -1,5 +1,8 @@
 #include "host_dispatch.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <csetjmp>
 #include <csignal>
@@ -52,12 +55,80 @@ void fault_handler(int sig, siginfo_t* info, void* context) {
   }
 }
 
+// ---- An alternate signal stack per kernel thread --------------------------
+// The fault handler runs on the faulting thread. A kernel that overflows its
+// stack faults with no stack left to run the handler on, and the process
+// would die: every thread that runs kernel code gets an alternate signal
+// stack the first time it does (the pool's workers, the queue's worker, a
+// graph replay's participants), and the handlers are installed with
+// SA_ONSTACK. The stack is the thread's until it ends (a thread_local owns
+// it). A thread that already has one (a sanitizer's, the application's)
+// keeps it.
+class AltSignalStack {
+ public:
+  AltSignalStack() = default;
+  AltSignalStack(const AltSignalStack&) = delete;
+  AltSignalStack& operator=(const AltSignalStack&) = delete;
+  ~AltSignalStack() {
+    if (!memory_) return;
+    stack_t current{};
+    if (sigaltstack(nullptr, &current) == 0 && current.ss_sp == usable() && !(current.ss_flags & SS_ONSTACK)) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    }
+    munmap(memory_, mapped_);
+  }
+
+  void ensure() {
+    if (checked_) return;
+    checked_ = true;
+    stack_t current{};
+    if (sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return;  // one is there
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t size = 64 * 1024;
+#ifdef _SC_SIGSTKSZ
+    if (long need = sysconf(_SC_SIGSTKSZ); need > 0) size = std::max(size, 4 * static_cast<size_t>(need));
+#endif
+    size = (size + page - 1) / page * page;
+    // A guard page below the stack: a handler that overflowed it faults
+    // instead of writing over other memory.
+    void* p = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) return;  // no alternate stack: an overflow ends the process, as before
+    if (mprotect(p, page, PROT_NONE) != 0) {
+      munmap(p, size + page);
+      return;
+    }
+    memory_ = p;
+    mapped_ = size + page;
+    page_ = page;
+    stack_t ss{};
+    ss.ss_sp = usable();
+    ss.ss_size = size;
+    ss.ss_flags = 0;
+    if (sigaltstack(&ss, nullptr) != 0) {
+      munmap(memory_, mapped_);
+      memory_ = nullptr;
+    }
+  }
+
+ private:
+  void* usable() const { return static_cast<std::byte*>(memory_) + page_; }
+  void* memory_ = nullptr;
+  size_t mapped_ = 0;
+  size_t page_ = 0;
+  bool checked_ = false;
+};
+
+thread_local AltSignalStack t_alt_stack;
+
 // Runs workgroups [begin, end) of a dispatch; returns false on a fault.
 bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_t& dispatch,
                     uint64_t begin, uint64_t end, uint32_t participant, KernelFault& fault,
                     std::mutex& fault_mutex) {
   thread_local std::unique_ptr<std::byte[]> scratch;
   thread_local size_t scratch_size = 0;
+  t_alt_stack.ensure();
   lrrt_host_workgroup_state_t wg{};
   wg.worker_id = participant;
   if (dispatch.dynamic_shared_bytes) {
@@ -112,7 +183,9 @@ void install_fault_handlers() {
   std::call_once(g_handlers_once, [] {
     struct sigaction action {};
     action.sa_sigaction = fault_handler;
-    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    // SA_ONSTACK: on the thread's alternate stack, so a kernel's stack
+    // overflow is a fault like any other.
+    action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
     for (size_t i = 0; i < 4; ++i) sigaction(kFaultSignals[i], &action, &g_previous[i]);
   });
@@ -161,7 +234,9 @@ bool HostDispatch::run(uint64_t begin, uint64_t end, unsigned participant, Kerne
   return run_workgroups(entry_, dispatch_, begin, end, participant, fault, fault_mutex);
 }
 
-void HostDispatch::throw_fault(const KernelFault& fault) const { throw_kernel_fault(name_, fault, dispatch_); }
+void HostDispatch::throw_fault(const KernelFault& fault, const GuardedMemory& memory) const {
+  throw_kernel_fault(name_, fault, dispatch_, fault.signal ? memory.describe(fault.address) : std::string());
+}
 
 void HostDispatch::patch_args(size_t offset, std::span<const std::byte> bytes) {
   if (offset >= kernarg_bytes_) return;

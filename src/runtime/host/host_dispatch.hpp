@@ -14,6 +14,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "host_memory.hpp"
 #include "host_status.hpp"
 #include "lrrt/host_kernel_abi.h"
 
@@ -39,8 +40,9 @@ class HostDispatch {
   // records the first one in `fault` (under `fault_mutex`, shared by every
   // participant of this dispatch) and returns false.
   bool run(uint64_t begin, uint64_t end, unsigned participant, KernelFault& fault, std::mutex& fault_mutex) const;
-  // Throws LR_ERROR_KERNEL_FAULT naming the kernel and the workgroup.
-  [[noreturn]] void throw_fault(const KernelFault& fault) const;
+  // Throws LR_ERROR_KERNEL_FAULT naming the kernel and the workgroup, and
+  // where the faulting address lies when `memory` holds it.
+  [[noreturn]] void throw_fault(const KernelFault& fault, const GuardedMemory& memory) const;
 
   // Overwrites argument bytes (padding included) for later runs; bytes past
   // the storage are ignored. Not while a run is in progress.

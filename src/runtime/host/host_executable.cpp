@@ -17,12 +17,15 @@ const lrrt_host_library_t* query_library(const HostSymbols& symbols) {
   return lib;
 }
 
-// The image, once it is known to be a host shared object.
+// The image, once it is known to be a host shared object whose headers the
+// dynamic loader can trust (formats::host::check_loadable; a FormatError
+// reaches the C ABI as LR_ERROR_INVALID_IMAGE).
 std::span<const std::byte> host_image(std::span<const std::byte> image) {
   if (formats::detect_format(image) != formats::Format::HostSharedObject)
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
                "the code object is {}; the host device runs host shared objects (*.host.so)",
                formats::describe_format(image));
+  formats::host::check_loadable(image);
   return image;
 }
 

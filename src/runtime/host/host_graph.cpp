@@ -92,6 +92,7 @@ class HostGraphExec final : public graph::GraphExec {
   void complete(const Claim& claim, std::exception_ptr failure);  // under mutex_
   void push_ready(uint32_t node);                                  // under mutex_
   std::string describe_wait();
+  std::string kernel_names() const;  // "'saxpy', 'reduce'"
 
   HostDevice& device_;
   const bool worst_order_;
@@ -232,7 +233,7 @@ std::exception_ptr HostGraphExec::execute(const Claim& c, unsigned participant) 
             std::lock_guard lock(fault_mutex_);
             fault = progress_[c.node].fault;
           }
-          t.dispatch->throw_fault(fault);
+          t.dispatch->throw_fault(fault, device_.memory());
         }
         break;
       case NodeKind::Copy: std::memcpy(t.copy.dst, t.copy.src, t.copy.size); break;
@@ -307,6 +308,12 @@ void HostGraphExec::run_replay() {
     replaying_ = false;
     error = std::exchange(error_, nullptr);
   }
+  // A write past a buffer's end that did not fault changed its canary
+  // (host_memory.hpp); checked once the replay's nodes are done.
+  const std::string overrun = device_.memory().scan_and_repair();
+  if (!error && !overrun.empty())
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "graph replay: a kernel wrote past the end of a buffer: {} (kernels of the graph: {})",
+               overrun, kernel_names());
   if (error) std::rethrow_exception(error);
 }
 
@@ -320,6 +327,16 @@ void HostGraphExec::launch(Queue& queue, Event* completion) {
   if (completion) queue.record(*completion);
   launched_ = true;
   last_queue_ = &queue;
+}
+
+std::string HostGraphExec::kernel_names() const {
+  std::string names;
+  for (const Task& t : tasks_) {
+    if (t.kind != NodeKind::Kernel) continue;
+    const std::string quoted = fmt::format("'{}'", t.dispatch->kernel_name());
+    if (names.find(quoted) == std::string::npos) names += (names.empty() ? "" : ", ") + quoted;
+  }
+  return names;
 }
 
 bool HostGraphExec::running() { return launched_ && !done_->query(); }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <system_error>
 
 #include "error.hpp"
 #include "host_device.hpp"
@@ -13,7 +14,13 @@
 namespace lrrt::rt::host {
 HostQueue::HostQueue(HostDevice& device) : device_(device) {
   install_fault_handlers();
-  worker_ = std::thread([this] { worker_main(); });
+  try {
+    worker_ = std::thread([this] { worker_main(); });
+  } catch (const std::system_error& e) {
+    // RLIMIT_NPROC, or no address space for the thread's stack.
+    LRRT_THROW(LR_ERROR_RUNTIME, "cannot start a host queue's worker thread: {} (the device's pool has {} threads)",
+               e.what(), device.pool().threads());
+  }
 }
 
 HostQueue::~HostQueue() {
@@ -58,7 +65,13 @@ void HostQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
         device->pool().parallel_for(dispatch->workgroups(), [&](uint64_t begin, uint64_t end, unsigned thread) {
           return dispatch->run(begin, end, thread, fault, fault_mutex);
         });
-        if (fault.failed()) dispatch->throw_fault(fault);
+        // A write past a buffer's end either faults on its guard page or
+        // changes the canary before it (host_memory.hpp).
+        const std::string overrun = device->memory().scan_and_repair();
+        if (fault.failed()) dispatch->throw_fault(fault, device->memory());
+        if (!overrun.empty())
+          LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' wrote past the end of a buffer: {}", dispatch->kernel_name(),
+                     overrun);
       },
       wait_for, signal);
 }

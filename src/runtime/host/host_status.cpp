@@ -19,10 +19,11 @@ void throw_errno(int error, lr_status_t status, std::string_view what, const cha
 }
 
 void throw_kernel_fault(const std::string& kernel, const KernelFault& fault,
-                        const lrrt_host_dispatch_state_t& dispatch) {
+                        const lrrt_host_dispatch_state_t& dispatch, std::string_view detail) {
   if (fault.signal)
-    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' faulted: {} at address {} in workgroup {}", kernel,
-               strsignal(fault.signal), fault.address, workgroup_coords(dispatch, fault.workgroup));
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' faulted: {} at address {} in workgroup {}{}{}", kernel,
+               strsignal(fault.signal), fault.address, workgroup_coords(dispatch, fault.workgroup),
+               detail.empty() ? "" : "; ", detail);
   LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' failed with code {} in workgroup {}{}", kernel, fault.code,
              workgroup_coords(dispatch, fault.workgroup), fault.code == -1 ? " (it threw a C++ exception)" : "");
 }

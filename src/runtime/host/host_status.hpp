@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "error.hpp"
 #include "lrrt/host_kernel_abi.h"
@@ -25,9 +26,10 @@ struct KernelFault {
 };
 
 // Throws LR_ERROR_KERNEL_FAULT naming the kernel, what went wrong and the
-// workgroup's coordinates.
+// workgroup's coordinates, then `detail` when there is one (where the
+// faulting address lies: GuardedMemory::describe).
 [[noreturn]] void throw_kernel_fault(const std::string& kernel, const KernelFault& fault,
-                                     const lrrt_host_dispatch_state_t& dispatch);
+                                     const lrrt_host_dispatch_state_t& dispatch, std::string_view detail = {});
 
 }  // namespace lrrt::rt::host
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "lrrt/bundle/text.hpp"
+
 namespace lrrt::tool::printers {
 
 enum class Align { Left, Right };
@@ -69,7 +71,16 @@ class Layout {
   const std::vector<Block>& blocks() const { return blocks_; }
 
  private:
+  // Every string of a layout may quote an input (a manifest's name, a
+  // kernel's, a file's): escaped here, once for every printer.
   Layout& add(Block b) {
+    auto safe = [](std::string& s) { s = bundle::terminal_safe(s); };
+    safe(b.text);
+    for (auto& [k, v] : b.fields) safe(k), safe(v);
+    for (auto& item : b.items) safe(item);
+    for (auto& c : b.table.columns) safe(c);
+    for (auto& row : b.table.rows)
+      for (auto& cell : row) safe(cell);
     blocks_.push_back(std::move(b));
     return *this;
   }

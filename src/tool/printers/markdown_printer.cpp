@@ -14,10 +14,12 @@ using nlohmann::json;
 
 // Markdown is line-structured: a line break inside a name (a file called
 // "a\n| b") would end a heading or list item and start a table row.
+// Every line the markdown printer writes goes through here: one line, and
+// nothing from an input (argv, device names) reaches the reader raw.
 std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
-  return s;
+  return bundle::terminal_safe(s);
 }
 
 std::string cell(std::string s) {

@@ -1,0 +1,120 @@
+#include "host_memory.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "error.hpp"
+
+namespace lrrt::rt::host {
+namespace {
+
+constexpr size_t kAlignment = 256;  // as GPU allocators give
+
+// The canary: bytes no kernel writes by accident (neither zeros, nor a
+// repeated byte, nor small integers).
+constexpr std::array<std::byte, kAlignment> make_canary() {
+  std::array<std::byte, kAlignment> c{};
+  for (size_t i = 0; i < c.size(); ++i) c[i] = std::byte(uint8_t(0xA5 ^ (i * 0x3B + (i >> 3))));
+  return c;
+}
+constexpr std::array<std::byte, kAlignment> kCanary = make_canary();
+
+}  // namespace
+
+GuardedMemory::GuardedMemory() : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {}
+
+GuardedMemory::~GuardedMemory() {
+  for (auto& [start, b] : blocks_) munmap(b.base, b.mapped);
+}
+
+void* GuardedMemory::allocate(size_t size, const char* what) {
+  const size_t want = size ? size : 1;
+  const size_t rounded = (want + kAlignment - 1) / kAlignment * kAlignment;
+  const size_t data = (rounded + page_ - 1) / page_ * page_;
+  if (rounded < want || data < rounded || data + page_ < data)
+    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes overflows", what, size);
+  const size_t mapped = data + page_;
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: out of host memory ({})", what, size,
+               std::strerror(errno));
+  Block b;
+  b.base = static_cast<std::byte*>(p);
+  b.mapped = mapped;
+  b.start = b.base + data - rounded;
+  b.size = size;
+  b.slack = rounded - size;
+  b.what = what;
+  if (mprotect(b.base + data, page_, PROT_NONE) != 0) {
+    const int error = errno;
+    munmap(p, mapped);
+    // ENOMEM here is the mapping count (vm.max_map_count): the split makes
+    // a second mapping.
+    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: cannot make its guard page ({})", what, size,
+               std::strerror(error));
+  }
+  std::memcpy(b.start + size, kCanary.data(), b.slack);
+  std::lock_guard lock(mutex_);
+  blocks_.emplace(reinterpret_cast<uintptr_t>(b.start), b);
+  if (b.slack) ++with_slack_;
+  return b.start;
+}
+
+void GuardedMemory::free(void* ptr) {
+  Block b;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == blocks_.end()) return;
+    b = it->second;
+    if (b.slack) --with_slack_;
+    blocks_.erase(it);
+  }
+  munmap(b.base, b.mapped);
+}
+
+std::string GuardedMemory::name(const Block& b) {
+  return fmt::format("the {}-byte {} at {}", b.size, b.what, static_cast<const void*>(b.start));
+}
+
+std::string GuardedMemory::scan_and_repair() {
+  std::lock_guard lock(mutex_);
+  if (with_slack_ == 0) return {};
+  std::string first;
+  for (auto& [start, b] : blocks_) {
+    if (!b.slack) continue;
+    std::byte* canary = b.start + b.size;
+    if (std::memcmp(canary, kCanary.data(), b.slack) == 0) continue;
+    if (first.empty()) {
+      size_t changed = 0, last = 0;
+      for (size_t i = 0; i < b.slack; ++i)
+        if (canary[i] != kCanary[i]) {
+          ++changed;
+          last = i;
+        }
+      first = fmt::format("{}: {} of the {} bytes after its end were overwritten (up to {} bytes past it)", name(b),
+                          changed, b.slack, last + 1);
+    }
+    std::memcpy(canary, kCanary.data(), b.slack);
+  }
+  return first;
+}
+
+std::string GuardedMemory::describe(const void* address) const {
+  const auto* a = static_cast<const std::byte*>(address);
+  std::lock_guard lock(mutex_);
+  for (const auto& [start, b] : blocks_) {
+    if (a < b.base || a >= b.base + b.mapped) continue;
+    if (a >= b.start + b.size)
+      return fmt::format("the address lies {} bytes after the end of {}", a - (b.start + b.size), name(b));
+    if (a < b.start) return fmt::format("the address lies {} bytes before the start of {}", b.start - a, name(b));
+    return fmt::format("the address lies inside {}", name(b));
+  }
+  return {};
+}
+
+}  // namespace lrrt::rt::host
