@@ -326,7 +326,7 @@ TEST_CASE("bench: Ctrl-C leaves a file of whole benchmarks marked interrupted, a
   }
   std::vector<std::string> seen;
   for (const auto& m : doc["measurements"])
-    if (seen.empty() || seen.back() != m["benchmark"]) seen.push_back(m["benchmark"].get<std::string>());
+    if (seen.empty() || seen.back() != m["benchmark"].get<std::string>()) seen.push_back(m["benchmark"].get<std::string>());
   CHECK(seen.size() >= 1);
   CHECK(seen.size() < order.size());
   for (size_t i = 0; i < seen.size() && i < order.size(); ++i) CHECK(seen[i] == order[i]);
