@@ -1,5 +1,5 @@
 # The README's test command and .ci/run must stay the same command, and so
-# must the README's fuzzing command (.ci/run's second step).
+# must the README's sanitizer and fuzzing command (.ci/run's second step).
 file(READ ${SOURCE_DIR}/README.md readme)
 file(READ ${SOURCE_DIR}/.ci/run ci)
 string(REGEX MATCH "\n    (scripts/setup[^\n]*ctest[^\n]*)\n" _ "${readme}")
@@ -11,15 +11,15 @@ string(FIND "${ci}" "${readme_cmd}" at)
 if(at EQUAL -1)
   message(FATAL_ERROR ".ci/run does not run the README's test command:\n  ${readme_cmd}")
 endif()
-# The second step, fuzzing, likewise.
-string(REGEX MATCH "\n    (scripts/fuzz all[^\n]*)\n" _ "${readme}")
+# The second step, sanitizers and fuzzing, likewise.
+string(REGEX MATCH "\n    (scripts/sanitize[^\n]*scripts/fuzz[^\n]*)\n" _ "${readme}")
 set(readme_cmd "${CMAKE_MATCH_1}")
 if(NOT readme_cmd)
-  message(FATAL_ERROR "README.md has no indented command running scripts/fuzz all")
+  message(FATAL_ERROR "README.md has no indented command starting with scripts/sanitize and running scripts/fuzz")
 endif()
 string(FIND "${ci}" "${readme_cmd}" at)
 if(at EQUAL -1)
-  message(FATAL_ERROR ".ci/run does not run the README's fuzzing command:\n  ${readme_cmd}")
+  message(FATAL_ERROR ".ci/run does not run the README's sanitizer and fuzzing command:\n  ${readme_cmd}")
 endif()
 string(REGEX MATCH "\n    (scripts/setup[^\n]*lrrt run manifests/saxpy.json)\n" _ "${readme}")
 if(NOT CMAKE_MATCH_1)
