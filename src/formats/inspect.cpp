@@ -126,13 +126,19 @@ void inspect_host_library(std::span<const std::byte> bytes, InspectedTarget& t) 
   for (const auto& k : lib.kernels) t.kernels.push_back(from_kernel_info(k, false));
 }
 
-InspectedTarget inspect_entry(const CodeObjectEntry& e) {
+// Where an entry lies and what it is, before anything is read from it.
+InspectedTarget entry_header(const CodeObjectEntry& e) {
   InspectedTarget t;
   t.format = e.format;
   t.entry = e.id;
   t.offset = e.offset;
   t.size = e.size;
   t.target = e.target;
+  return t;
+}
+
+InspectedTarget inspect_entry(const CodeObjectEntry& e) {
+  InspectedTarget t = entry_header(e);
   if (!e.compression.empty()) {
     t.facts.emplace_back("compression", e.compression);
     t.note = fmt::format("the entry is compressed ({}); lrrt does not decompress fatbin entries "
@@ -191,12 +197,7 @@ Inspection inspect_code_object(std::span<const std::byte> image) {
     if (e.size) {
       auto [it, fresh] = first_of.try_emplace({e.offset, e.size}, out.targets.size());
       if (!fresh) {
-        InspectedTarget t;
-        t.format = e.format;
-        t.entry = e.id;
-        t.offset = e.offset;
-        t.size = e.size;
-        t.target = e.target;
+        InspectedTarget t = entry_header(e);
         t.note = fmt::format("the same bytes as entry {}: its kernels are listed there", out.targets[it->second].entry);
         out.targets.push_back(std::move(t));
         continue;

@@ -19,6 +19,7 @@
 
 #include "host/host_memory.hpp"
 #include "lrrt/lrrt.hpp"
+#include "replay_test_support.hpp"
 
 TEST_CASE("C ABI reports errors with status codes and messages before lr_init") {
   uint32_t n = 0;
@@ -120,31 +121,10 @@ TEST_CASE("host backend: LRRT_HOST_THREADS takes a whole number from 1 to 1024, 
 
 namespace {
 
-std::vector<std::byte> read_binary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing file ", path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
-
 struct RecurseArgs {
   void* out;
   uint64_t depth;
 };
-
-// The status an lrrt call threw (LR_SUCCESS when none), and its message.
-template <typename F>
-lr_status_t status_of(F&& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const lrrt::Error& e) {
-    if (message) *message = e.what();
-    return e.status();
-  }
-  return LR_SUCCESS;
-}
 
 // What recurse_deep returns for a depth that fits the stack.
 uint64_t recursion_sum(uint64_t depth) {
@@ -159,7 +139,7 @@ TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, an
   std::mt19937_64 rng(std::random_device{}());
   lrrt::Runtime runtime;
   auto device = lrrt::Device::select("host");
-  lrrt::Module module(device, read_binary(LRRT_TEST_ERROR_KERNELS));
+  lrrt::Module module(device, lrrt::test::read_file(LRRT_TEST_ERROR_KERNELS));
   lrrt::Kernel recurse = module.kernel("recurse_deep");
   for (int round = 0; round < 3; ++round) {
     // Several workgroups, so the pool's workers overflow as well as the
@@ -173,7 +153,7 @@ TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, an
     const lr_launch_config_t config{{groups, 1, 1}, {1, 1, 1}, 0};
     lrrt::launch(recurse, config, RecurseArgs{out.data(), uint64_t(1) << 40});
     std::string message;
-    CHECK(status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
+    CHECK(lrrt::test::status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
     CHECK_MESSAGE(message.find("'recurse_deep' faulted") != std::string::npos, message);
     CHECK_MESSAGE(message.find("Segmentation fault") != std::string::npos, message);
     // The device still runs kernels, on the same threads: a depth that fits
@@ -237,7 +217,7 @@ TEST_CASE("host backend: a kernel writing past a buffer is a kernel fault naming
   std::mt19937_64 rng(std::random_device{}());
   lrrt::Runtime runtime;
   auto device = lrrt::Device::select("host");
-  lrrt::Module module(device, read_binary(std::string(LRRT_TEST_KERNEL_DIR) + "/vector_add.host.so"));
+  lrrt::Module module(device, lrrt::test::read_file(std::string(LRRT_TEST_KERNEL_DIR) + "/vector_add.host.so"));
   lrrt::Kernel add = module.kernel("vector_add_i32");
   for (int round = 0; round < 6; ++round) {
     // A count whose bytes are not a multiple of 256: 4 to 252 bytes of slack.
@@ -255,7 +235,7 @@ TEST_CASE("host backend: a kernel writing past a buffer is a kernel fault naming
       lrrt::copy_to_device(dc, poison);
       lrrt::launch(add, lrrt::launch_config({(n + 63) / 64, 1, 1}, {64, 1, 1}), AddI32Args{da.data(), db.data(), dc.data(), n});
       std::string message;
-      const lr_status_t status = status_of([&] { device.synchronize(); }, &message);
+      const lr_status_t status = lrrt::test::status_of([&] { device.synchronize(); }, &message);
       return std::pair{status, message};
     };
     // Into the slack: no fault, the canary.
