@@ -197,6 +197,16 @@ TEST_CASE("host backend: device memory ends at a guard page, with a canary in th
     CHECK_MESSAGE(where.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + 16, size)) !=
                       std::string::npos,
                   where);
+    // Pages past the guard page (a write that skipped it): placed after the
+    // nearest allocation below, saying it is a guess.
+    const size_t far = page * std::uniform_int_distribution<size_t>(2, 64)(rng) + 40;
+    const std::string beyond = memory.describe(p + rounded + far);
+    CHECK_MESSAGE(beyond.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + far, size)) !=
+                      std::string::npos,
+                  beyond);
+    CHECK_MESSAGE(beyond.find("the nearest allocation below it") != std::string::npos, beyond);
+    CHECK(where.find("nearest") == std::string::npos);  // within the mapping it is no guess
+    CHECK(memory.describe(reinterpret_cast<void*>(page)).empty());  // nothing of ours below
     memory.free(p);
     CHECK(memory.describe(p + rounded).empty());
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "error.hpp"
 
@@ -114,7 +115,15 @@ std::string GuardedMemory::describe(const void* address) const {
     if (a < b.start) return fmt::format("the address lies {} bytes before the start of {}", b.start - a, name(b));
     return fmt::format("the address lies inside {}", name(b));
   }
-  return {};
+  // In no mapping of ours: a write that skipped its buffer's guard page
+  // (threads run workgroups out of order, so the first fault is often far
+  // past the end). The allocation nearest below is the likely culprit; the
+  // message says it is a guess.
+  auto above = blocks_.upper_bound(reinterpret_cast<uintptr_t>(a));
+  if (above == blocks_.begin()) return {};
+  const Block& below = std::prev(above)->second;
+  return fmt::format("the address lies {} bytes after the end of {}, the nearest allocation below it",
+                     a - (below.start + below.size), name(below));
 }
 
 }  // namespace lrrt::rt::host

@@ -52,7 +52,8 @@ class GuardedMemory {
 
   // Where an address lies relative to the allocation whose mapping holds it:
   // "the address lies 96 bytes after the end of the 4000-byte device
-  // allocation at 0x7f..", or "" when it is in no allocation's mapping.
+  // allocation at 0x7f..". An address in no allocation's mapping is placed
+  // after the nearest allocation below it (saying so), "" when none is.
   std::string describe(const void* address) const;
 
   size_t page_size() const { return page_; }
