@@ -1,6 +1,7 @@
 #include "lrrt/formats/container.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -201,7 +202,16 @@ std::vector<CodeObjectEntry> code_object_entries(std::span<const std::byte> imag
       return out;
     }
     case Format::HostSharedObject: {
-      elf::File file(image, "host binary");
+      // A host ELF the reader cannot open is left to the host library
+      // reader, which says what is wrong with it as a host kernel library.
+      std::optional<elf::File> opened;
+      try {
+        opened.emplace(image, "host binary");
+      } catch (const FormatError&) {
+        out.push_back(whole_file(image, Format::HostSharedObject));
+        return out;
+      }
+      const elf::File& file = *opened;
       const HostElfScan scan = scan_host_elf(file);
       const Format container = scan.gpu_sections.empty() || scan.has_query ? Format::HostSharedObject : Format::HostBinary;
       for (const elf::Section* s : scan.gpu_sections)

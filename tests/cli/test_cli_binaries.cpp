@@ -132,6 +132,7 @@ TEST_CASE("inspect: a table and CSV stream target by target, with one heading pe
   r = run_lrrt(dir, {"inspect", lib, "--kernel", "(unclosed"});
   CHECK(r.rc == 2);
   CHECK(r.err.find("--kernel") != std::string::npos);
+  CHECK(r.err.find("is not a regular expression") != std::string::npos);
 }
 
 #if defined(LRRT_CLI_HSA_STANDIN)

@@ -42,7 +42,12 @@ std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> full_
   // say which code ran, and compressed entries need no driver support.
   // A FormatError (nothing runs here, a corrupt entry) reaches the C ABI as
   // LR_ERROR_INVALID_IMAGE.
-  formats::Selection selection = formats::select_for_cuda(full_image, sm_, description_);
+  formats::Selection selection;
+  try {
+    selection = formats::select_for_cuda(full_image, sm_, description_);
+  } catch (const formats::FormatError& e) {
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
+  }
   const std::span<const std::byte> image = selection.entry.bytes;
 
   // The driver reads PTX as a NUL-terminated string and wants binaries

@@ -15,7 +15,12 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
   const auto& agent_target = device.target();
   // HSACO, a bundle (compressed or not) or a host binary's .hip_fatbin: the
   // entry for this agent, decoded.
-  formats::Selection selection = formats::select_for_amdgpu(image, agent_target);
+  formats::Selection selection;
+  try {
+    selection = formats::select_for_amdgpu(image, agent_target);
+  } catch (const formats::FormatError& e) {
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
+  }
   source_ = selection.description;
   std::span<const std::byte> elf = selection.entry.bytes;
   amdgpu::CodeObject co = amdgpu::parse_code_object(elf);
