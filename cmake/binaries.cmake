@@ -17,6 +17,7 @@
 #   vector_add.cuda.lz4.so             ... --compress-mode=speed (LZ4)
 #   vector_add.ptx80.fatbin            compute_80 PTX and sm_80 SASS only
 #   vector_add.sm_XXa.cubin            the arch-specific target
+#   vector_add.sm_100f.cubin           a family-specific target
 set(LRRT_BINARY_FIXTURE_DIR ${CMAKE_BINARY_DIR}/tests/binaries)
 file(MAKE_DIRECTORY ${LRRT_BINARY_FIXTURE_DIR})
 set(_fixtures)
@@ -84,7 +85,12 @@ if(LRRT_HAVE_CUDA AND LRRT_NVCC)
     COMMAND ${LRRT_NVCC} -cubin -x cu -O3 -I${PROJECT_SOURCE_DIR}/kernels -I${PROJECT_SOURCE_DIR}/include
             -arch=sm_${arch}a -o ${_dir}/vector_add.sm_${arch}a.cubin ${_va}
     DEPENDS ${_va_deps} COMMENT "nvcc vector_add.sm_${arch}a.cubin" VERBATIM)
-  list(APPEND _fixtures ${_dir}/vector_add.ptx80.fatbin ${_dir}/vector_add.sm_${arch}a.cubin)
+  # A family-specific target (CUDA 12.9+): sm_100f runs on sm_100 and sm_103.
+  add_custom_command(OUTPUT ${_dir}/vector_add.sm_100f.cubin
+    COMMAND ${LRRT_NVCC} -cubin -x cu -O3 -I${PROJECT_SOURCE_DIR}/kernels -I${PROJECT_SOURCE_DIR}/include
+            -arch=sm_100f -o ${_dir}/vector_add.sm_100f.cubin ${_va}
+    DEPENDS ${_va_deps} COMMENT "nvcc vector_add.sm_100f.cubin" VERBATIM)
+  list(APPEND _fixtures ${_dir}/vector_add.ptx80.fatbin ${_dir}/vector_add.sm_${arch}a.cubin ${_dir}/vector_add.sm_100f.cubin)
 endif()
 
 add_custom_target(binary_fixtures ALL DEPENDS ${_fixtures})

@@ -395,6 +395,14 @@ TEST_CASE("formats containers: sm_90a is reported as sm_90a and runs only on sm_
   CHECK(msg.find("arch-specific: it runs only on sm_90") != std::string::npos);
   // The plain sm_90 cubin runs on a later minor version of the same major.
   CHECK(select_for_cuda(plain, 90, "d").entry.format == Format::Cubin);
+  // Family-specific: sm_100f, from the tool options nvcc records.
+  const auto family = read_file(fixture("vector_add.sm_100f.cubin"));
+  CHECK(nvidia::parse_cubin(family).variant == 'f');
+  CHECK(inspect_code_object(family).targets.at(0).target == "sm_100f");
+  CHECK(select_for_cuda(family, 103, "device 0 (B300)").entry.format == Format::Cubin);
+  const std::string other = error_of([&] { select_for_cuda(family, 90, "device 0 (H200)"); });
+  CHECK(other.find("sm_100f") != std::string::npos);
+  CHECK(other.find("family-specific") != std::string::npos);
   CHECK(nvidia::sass_runs_on(90, 'a', 90));
   CHECK(!nvidia::sass_runs_on(90, 'a', 91));
   CHECK(nvidia::sass_runs_on(100, 'f', 103));
