@@ -32,6 +32,7 @@ json vector_add_manifest(const json& code_object, uint32_t n, std::mt19937& rng)
               {"verify", {{{"buffer", "c"}, {"expected", {{"reference", "vector_add_i32"}}}}}}};
 }
 
+#if defined(LRRT_CLI_HSA_STANDIN)
 struct StandIn {  // the hsa stand-in for one test
   StandIn() {
     setenv("LRRT_HSA_LIBRARY", LRRT_CLI_HSA_STANDIN, 1);
@@ -42,6 +43,7 @@ struct StandIn {  // the hsa stand-in for one test
     unsetenv("LRRT_WAIT_TIMEOUT_MS");
   }
 };
+#endif
 
 }  // namespace
 
