@@ -1,6 +1,8 @@
 #include "lrrt/formats/select.hpp"
 
+#include <map>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -58,7 +60,41 @@ Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::Targ
   return chosen(*best, why);
 }
 
-Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device) {
+namespace {
+
+struct CudaCandidate {
+  const CodeObjectEntry* entry = nullptr;
+  uint32_t sm = 0;
+  int rank = -1;  // 4 exact arch-specific SASS, 3 exact SASS, 2 compatible SASS, 1 PTX
+};
+
+CudaCandidate rank_for_cuda(const CodeObjectEntry& e, uint32_t device_sm) {
+  CudaCandidate c;
+  if (e.format != Format::Cubin && e.format != Format::Ptx) return c;
+  const bool ptx = e.format == Format::Ptx;
+  const std::string_view digits = std::string_view(e.target).substr(std::min<size_t>(e.target.size(), ptx ? 8 : 3));
+  size_t i = 0;
+  while (i < digits.size() && digits[i] >= '0' && digits[i] <= '9' && c.sm < 100000) c.sm = c.sm * 10 + uint32_t(digits[i++] - '0');
+  const char variant = i < digits.size() ? digits[i] : 0;
+  if (!ptx && c.sm == device_sm && nvidia::sass_runs_on(c.sm, variant, device_sm)) c.rank = variant == 'a' ? 4 : 3;
+  else if (!ptx && nvidia::sass_runs_on(c.sm, variant, device_sm)) c.rank = 2;
+  else if (ptx && nvidia::ptx_runs_on(c.sm, variant, device_sm)) c.rank = 1;
+  c.entry = &e;
+  return c;
+}
+
+std::string cuda_reason(const CudaCandidate& best, uint32_t device_sm) {
+  const std::string& name = best.entry->target;
+  if (best.rank >= 3) return fmt::format("exact SASS for the device (sm_{})", device_sm);
+  if (best.rank == 2)
+    return fmt::format("compatible SASS: {} code runs on sm_{} (same major version); no exact SASS", name, device_sm);
+  return fmt::format("PTX {}, JIT-compiled by the driver for sm_{}; no SASS for the device", name, device_sm);
+}
+
+}  // namespace
+
+std::vector<Selection> select_parts_for_cuda(std::span<const std::byte> image, uint32_t device_sm,
+                                             std::string_view device) {
   std::vector<CodeObjectEntry> entries = code_object_entries(image);
   const std::string fix = fmt::format(
       "rebuild it for the device (nvcc -arch=sm_{0}, or add PTX with -gencode=arch=compute_{0},code=compute_{0})",
@@ -67,38 +103,31 @@ Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, 
       (entries[0].format == Format::Cubin || entries[0].format == Format::Ptx)) {
     if (std::string why = nvidia::check_image_for_device(image, device_sm, device); !why.empty())
       throw FormatError(why);
-    const std::string why = entries[0].format == Format::Cubin
-                                ? fmt::format("a cubin that runs on {}", device)
-                                : fmt::format("PTX, JIT-compiled by the driver for sm_{}", device_sm);
-    return chosen(std::move(entries[0]), why);
+    std::string why;
+    if (entries[0].format == Format::Cubin) {
+      const nvidia::CubinInfo c = nvidia::parse_cubin(entries[0].bytes);
+      why = fmt::format("an {} cubin{}, which runs on {}", nvidia::arch_name(c.sm, c.variant, false),
+                        nvidia::variant_note(c.sm, c.variant), device);
+    } else {
+      why = fmt::format("PTX, JIT-compiled by the driver for sm_{}", device_sm);
+    }
+    std::vector<Selection> out;
+    out.push_back(chosen(std::move(entries[0]), why));
+    return out;
   }
-  // Rank: 3 exact SASS (+1 arch-specific), 2 compatible SASS, 1 PTX; ties
-  // go to the higher SM.
-  struct Candidate {
-    const CodeObjectEntry* entry;
-    uint32_t sm;
-    char variant;
-    int rank;
-  };
-  std::optional<Candidate> best;
+  // The best entry of each bundle of code (a fatbin: one per translation
+  // unit in a library); ties go to the higher SM.
+  std::map<uint32_t, CudaCandidate> best_of_group;
   std::vector<std::string> present;
   for (const auto& e : entries) {
     if (e.format != Format::Cubin && e.format != Format::Ptx) continue;
     present.push_back(e.target);
-    const bool ptx = e.format == Format::Ptx;
-    const std::string_view digits = std::string_view(e.target).substr(ptx ? 8 : 3);
-    uint32_t sm = 0;
-    size_t i = 0;
-    while (i < digits.size() && digits[i] >= '0' && digits[i] <= '9' && sm < 100000) sm = sm * 10 + uint32_t(digits[i++] - '0');
-    const char variant = i < digits.size() ? digits[i] : 0;
-    int rank = -1;
-    if (!ptx && sm == device_sm && nvidia::sass_runs_on(sm, variant, device_sm)) rank = variant == 'a' ? 4 : 3;
-    else if (!ptx && nvidia::sass_runs_on(sm, variant, device_sm)) rank = 2;
-    else if (ptx && nvidia::ptx_runs_on(sm, variant, device_sm)) rank = 1;
-    if (rank < 0) continue;
-    if (!best || rank > best->rank || (rank == best->rank && sm > best->sm)) best = Candidate{&e, sm, variant, rank};
+    const CudaCandidate c = rank_for_cuda(e, device_sm);
+    if (c.rank < 0) continue;
+    CudaCandidate& best = best_of_group[e.group];
+    if (c.rank > best.rank || (c.rank == best.rank && c.sm > best.sm)) best = c;
   }
-  if (!best) {
+  if (best_of_group.empty()) {
     if (present.empty())
       throw FormatError(fmt::format("the cuda backend cannot load {}: it holds no cubin or PTX (it takes cubins, "
                                     "fatbins, PTX and host binaries with a .nv_fatbin section)",
@@ -109,18 +138,24 @@ Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, 
                                   "target or newer; {}",
                                   device, device_sm, list(present), fix));
   }
-  const std::string name = best->entry->target;
-  std::string why;
-  if (best->rank >= 3) why = fmt::format("exact SASS for the device (sm_{})", device_sm);
-  else if (best->rank == 2)
-    why = fmt::format("compatible SASS: {} code runs on sm_{} (same major version); no exact SASS", name, device_sm);
-  else why = fmt::format("PTX {}, JIT-compiled by the driver for sm_{}; no SASS for the device", name, device_sm);
-  Selection s = chosen(*best->entry, why);
-  // A cubin's own header decides, not only the container's word for it.
-  if (s.entry.format == Format::Cubin)
-    if (std::string bad = nvidia::check_image_for_device(s.entry.bytes, device_sm, device); !bad.empty())
-      throw FormatError(fmt::format("{}: {}", s.entry.where(), bad));
-  return s;
+  // Code without kernels (a library's fatbin of device functions only) is
+  // not loaded; a file of nothing else still loads its best part.
+  std::vector<Selection> out, empty;
+  for (const auto& [group, best] : best_of_group) {
+    Selection s = chosen(*best.entry, cuda_reason(best, device_sm));
+    // A cubin's own header decides, not only the container's word for it.
+    if (s.entry.format == Format::Cubin)
+      if (std::string bad = nvidia::check_image_for_device(s.entry.bytes, device_sm, device); !bad.empty())
+        throw FormatError(fmt::format("{}: {}", s.entry.where(), bad));
+    (nvidia::image_kernel_names(s.entry.bytes).empty() ? empty : out).push_back(std::move(s));
+  }
+  if (out.empty()) out.push_back(std::move(empty.front()));
+  return out;
+}
+
+Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device) {
+  std::vector<Selection> parts = select_parts_for_cuda(image, device_sm, device);
+  return std::move(parts.front());
 }
 
 }  // namespace lrrt::formats

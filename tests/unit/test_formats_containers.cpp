@@ -358,6 +358,16 @@ TEST_CASE("formats containers: nvcc -shared libraries, plain, zstd- and LZ4-comp
 }
 
 TEST_CASE("formats containers: the cuda entry for a device: exact SASS, compatible SASS, then PTX, and why") {
+  // nvcc -shared writes a second fatbin with no kernels: the part chosen is
+  // the one holding them.
+  for (std::string name : {"vector_add.cuda.so", "vector_add.cuda.zstd.so", "vector_add.cuda.lz4.so"}) {
+    CAPTURE(name);
+    const auto file = read_file(fixture(name));  // uncompressed entries are views of it
+    const auto parts = select_parts_for_cuda(file, 90, "device 0 (H200)");
+    REQUIRE(parts.size() == 1);
+    const auto names = nvidia::image_kernel_names(parts[0].entry.bytes);
+    CHECK(std::set<std::string>(names.begin(), names.end()) == std::set<std::string>{"vector_add_f32", "vector_add_i32"});
+  }
   const auto lib = read_file(fixture("vector_add.cuda.zstd.so"));
   Selection s = select_for_cuda(lib, 90, "device 0 (H200)");
   CHECK(s.entry.format == Format::Cubin);

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lrrt/formats/amdgpu.hpp"
 #include "lrrt/formats/container.hpp"
@@ -31,6 +32,12 @@ struct Selection {
 // FormatError naming the device and the targets present when nothing in the
 // file runs there (or the file is malformed).
 Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent);
+// The first part select_parts_for_cuda chooses.
 Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device);
+// A library holds one fatbin per translation unit, each with its own
+// kernels: the best entry of every fatbin that has kernels for the device
+// (at least one part; FormatError when nothing runs).
+std::vector<Selection> select_parts_for_cuda(std::span<const std::byte> image, uint32_t device_sm,
+                                             std::string_view device);
 
 }  // namespace lrrt::formats

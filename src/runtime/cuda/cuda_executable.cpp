@@ -30,26 +30,9 @@ std::string trim_log(const char* log) {
 
 // ---------------------------------------------------------------- loading
 
-std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> full_image) {
-  const formats::Format format = formats::detect_format(full_image);
-  if (formats::format_backend(format) != "cuda" && format != formats::Format::HostSharedObject)
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE,
-               "the cuda backend cannot load {}: it takes cubins, fatbins, PTX and host binaries with a "
-               ".nv_fatbin section",
-               formats::describe_format(full_image));
-  // lrrt picks the entry (exact SASS, compatible SASS, then PTX) and loads
-  // only it, decoded: the driver never sees a container, so the result can
-  // say which code ran, and compressed entries need no driver support.
-  // A FormatError (nothing runs here, a corrupt entry) reaches the C ABI as
-  // LR_ERROR_INVALID_IMAGE.
-  formats::Selection selection;
-  try {
-    selection = formats::select_for_cuda(full_image, sm_, description_);
-  } catch (const formats::FormatError& e) {
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
-  }
-  const std::span<const std::byte> image = selection.entry.bytes;
+namespace {
 
+CudaModule::Part load_part(CudaDevice& device, std::span<const std::byte> image) {
   // The driver reads PTX as a NUL-terminated string and wants binaries
   // 8-byte aligned: keep an owned, aligned, terminated copy.
   if (image.size() > (size_t(1) << 40))  // also tells GCC the size + 8 below does not wrap
@@ -65,52 +48,105 @@ std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> full_
                             CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {error_log.data(), reinterpret_cast<void*>(kLogSize), info_log.data(),
                     reinterpret_cast<void*>(kLogSize)};
-  make_current();
+  device.make_current();
   CUmodule module = nullptr;
   CUresult r = cu().cuModuleLoadDataEx(&module, owned.data(), 4, options, values);
   if (r != CUDA_SUCCESS) {
-    if (cu_is_sticky_fault(r)) fail(r, "cuModuleLoadDataEx", "", __FILE__, __LINE__);
+    if (cu_is_sticky_fault(r)) device.fail(r, "cuModuleLoadDataEx", "", __FILE__, __LINE__);
     std::string log = trim_log(error_log.data());
     lr_status_t status = cu_status(r);
     if (status == LR_ERROR_RUNTIME || status == LR_ERROR_INVALID_ARGUMENT)
       status = LR_ERROR_INVALID_IMAGE;
     LRRT_THROW_AT(status, "loading {} ({}) on {} failed: cuModuleLoadDataEx: {}{}{}",
-                  formats::describe_format(image), describe_image_targets(image), description_,
+                  formats::describe_format(image), describe_image_targets(image), device.description(),
                   cu_error_text(r), log.empty() ? "" : "; JIT log: ", log);
   }
   owned.resize(image.size());
-  auto loaded = std::make_unique<CudaModule>(*this, module, std::move(owned));
-  loaded->set_source(std::move(selection.description));
+  CudaModule::Part part;
+  part.module = module;
+  part.image = std::move(owned);
+  return part;
+}
+
+}  // namespace
+
+std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> full_image) {
+  const formats::Format format = formats::detect_format(full_image);
+  if (formats::format_backend(format) != "cuda" && format != formats::Format::HostSharedObject)
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE,
+               "the cuda backend cannot load {}: it takes cubins, fatbins, PTX and host binaries with a "
+               ".nv_fatbin section",
+               formats::describe_format(full_image));
+  // lrrt picks the entry (exact SASS, compatible SASS, then PTX) of every
+  // fatbin that has kernels and loads only those, decoded: the driver never
+  // sees a container, so the result can say which code ran, and compressed
+  // entries need no driver support. A FormatError (nothing runs here, a
+  // corrupt entry) reaches the C ABI as LR_ERROR_INVALID_IMAGE.
+  std::vector<formats::Selection> selections;
+  try {
+    selections = formats::select_parts_for_cuda(full_image, sm_, description_);
+  } catch (const formats::FormatError& e) {
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
+  }
+  std::vector<CudaModule::Part> parts;
+  std::string source;
+  try {
+    for (auto& selection : selections) {
+      parts.push_back(load_part(*this, selection.entry.bytes));
+      parts.back().description = selection.description;
+    }
+  } catch (...) {
+    make_current();
+    for (auto& p : parts) cu().cuModuleUnload(p.module);
+    throw;
+  }
+  if (parts.size() == 1) {
+    source = parts[0].description;
+  } else {
+    source = fmt::format("{} fatbins with kernels, each from its best entry for the device: ", parts.size());
+    for (size_t i = 0; i < parts.size() && i < 3; ++i) source += (i ? "; " : "") + parts[i].description;
+    if (parts.size() > 3) source += fmt::format("; and {} more", parts.size() - 3);
+  }
+  auto loaded = std::make_unique<CudaModule>(*this, std::move(parts));
+  loaded->set_source(std::move(source));
   return loaded;
 }
 
+
 // ---------------------------------------------------------------- modules
 
-CudaModule::CudaModule(CudaDevice& device, CUmodule module, std::vector<std::byte> image)
-    : device_(device), module_(module), image_(std::move(image)) {}
+CudaModule::CudaModule(CudaDevice& device, std::vector<Part> parts) : device_(device), parts_(std::move(parts)) {}
 
 CudaModule::~CudaModule() {
   kernels_.clear();
   device_.make_current();
-  if (module_) cu().cuModuleUnload(module_);
+  for (auto& p : parts_)
+    if (p.module) cu().cuModuleUnload(p.module);
 }
 
 std::vector<std::string> CudaModule::kernel_names() const {
-  std::vector<std::string> names = image_kernel_names(image_);
-  if (!names.empty()) return names;
-  // A compressed fatbin hides its kernels from the parser: ask the driver.
-  const CudaSymbols& s = cu();
-  if (!s.cuModuleGetFunctionCount || !s.cuModuleEnumerateFunctions || !s.cuFuncGetName) return names;
-  device_.make_current();
-  unsigned int count = 0;
-  if (s.cuModuleGetFunctionCount(&count, module_) != CUDA_SUCCESS || count == 0) return names;
-  std::vector<CUfunction> functions(count);
-  if (s.cuModuleEnumerateFunctions(functions.data(), count, module_) != CUDA_SUCCESS) return names;
-  for (CUfunction f : functions) {
-    const char* name = nullptr;
-    if (s.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) names.emplace_back(name);
+  std::vector<std::string> all;
+  for (const auto& part : parts_) {
+    std::vector<std::string> names = image_kernel_names(part.image);
+    if (names.empty()) {
+      // An image whose kernels the parser cannot name: ask the driver.
+      const CudaSymbols& s = cu();
+      if (s.cuModuleGetFunctionCount && s.cuModuleEnumerateFunctions && s.cuFuncGetName) {
+        device_.make_current();
+        unsigned int count = 0;
+        if (s.cuModuleGetFunctionCount(&count, part.module) == CUDA_SUCCESS && count) {
+          std::vector<CUfunction> functions(count);
+          if (s.cuModuleEnumerateFunctions(functions.data(), count, part.module) == CUDA_SUCCESS)
+            for (CUfunction f : functions) {
+              const char* name = nullptr;
+              if (s.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) names.emplace_back(name);
+            }
+        }
+      }
+    }
+    all.insert(all.end(), names.begin(), names.end());
   }
-  return names;
+  return all;
 }
 
 Kernel& CudaModule::kernel(std::string_view name) {
@@ -118,22 +154,22 @@ Kernel& CudaModule::kernel(std::string_view name) {
   std::string key(name);
   if (auto it = kernels_.find(key); it != kernels_.end()) return *it->second;
   device_.make_current();
-  CUfunction function = nullptr;
-  CUresult r = cu().cuModuleGetFunction(&function, module_, key.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE) {
-    std::string list;
-    for (const auto& n : kernel_names()) list += (list.empty() ? "" : ", ") + n;
-    LRRT_THROW(LR_ERROR_NOT_FOUND, "no kernel '{}' in the module; it holds: {}", key,
-               list.empty() ? "(none found)" : list);
+  for (const auto& part : parts_) {
+    CUfunction function = nullptr;
+    CUresult r = cu().cuModuleGetFunction(&function, part.module, key.c_str());
+    if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE) continue;
+    if (r != CUDA_SUCCESS) device_.fail(r, fmt::format("cuModuleGetFunction('{}')", key), "", __FILE__, __LINE__);
+    auto k = std::make_unique<CudaKernel>(device_, function, describe(function, key, part.image));
+    Kernel& out = *k;
+    kernels_.emplace(std::move(key), std::move(k));
+    return out;
   }
-  if (r != CUDA_SUCCESS) device_.fail(r, fmt::format("cuModuleGetFunction('{}')", key), "", __FILE__, __LINE__);
-  auto k = std::make_unique<CudaKernel>(device_, function, describe(function, key));
-  Kernel& out = *k;
-  kernels_.emplace(std::move(key), std::move(k));
-  return out;
+  std::string list;
+  for (const auto& n : kernel_names()) list += (list.empty() ? "" : ", ") + n;
+  LRRT_THROW(LR_ERROR_NOT_FOUND, "no kernel '{}' in the module; it holds: {}", key, list.empty() ? "(none found)" : list);
 }
 
-KernelInfo CudaModule::describe(CUfunction function, const std::string& name) const {
+KernelInfo CudaModule::describe(CUfunction function, const std::string& name, std::span<const std::byte> image) const {
   const CudaSymbols& s = cu();
   KernelInfo info;
   info.name = name;
@@ -148,7 +184,7 @@ KernelInfo CudaModule::describe(CUfunction function, const std::string& name) co
   info.max_workgroup_size = static_cast<uint32_t>(attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
 
   // The image's own record: PTX names and `.ptr` marks, cubin offsets.
-  std::optional<ImageKernel> recorded = image_kernel(image_, name);
+  std::optional<ImageKernel> recorded = image_kernel(image, name);
 
   std::vector<KernelArgInfo> args;
   bool from_driver = false;

@@ -40,17 +40,23 @@ class CudaKernel final : public Kernel {
 
 class CudaModule final : public Module {
  public:
-  CudaModule(CudaDevice& device, CUmodule module, std::vector<std::byte> image);
+  // One CUmodule per part: a library's fatbins (one per translation unit)
+  // each load on their own.
+  struct Part {
+    CUmodule module = nullptr;
+    std::vector<std::byte> image;  // the code object the driver loaded (decoded)
+    std::string description;       // which entry, and why
+  };
+  CudaModule(CudaDevice& device, std::vector<Part> parts);
   ~CudaModule() override;
   Kernel& kernel(std::string_view name) override;
   std::vector<std::string> kernel_names() const override;
 
  private:
-  KernelInfo describe(CUfunction function, const std::string& name) const;
+  KernelInfo describe(CUfunction function, const std::string& name, std::span<const std::byte> image) const;
 
   CudaDevice& device_;
-  CUmodule module_;
-  std::vector<std::byte> image_;
+  std::vector<Part> parts_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<CudaKernel>> kernels_;
 };
