@@ -277,6 +277,11 @@ void HsaGraphExec::encode(const graph::Graph& graph) {
       try {
         check_explicit_args(k->info_, args);
         group = check_dispatch(*k, step.config, device_.properties());
+        if (k->services.printf_buffer)
+          LRRT_THROW(LR_ERROR_NOT_SUPPORTED,
+                     "kernel '{}' calls printf (OpenCL printf, hidden_printf_buffer): lrrt gives a printf "
+                     "buffer to launches, not yet to retained replay; launch it instead of replaying it",
+                     k->info_.name);
       } catch (const Error& e) {
         LRRT_THROW(e.status(), "{}: {}", names_[v], e.what());
       }
