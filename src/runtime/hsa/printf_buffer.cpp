@@ -59,7 +59,8 @@ uint64_t PrintfBuffer::attach(std::shared_ptr<const PrintfTable> table, std::str
 void PrintfBuffer::drain() {
   if (!pending_ || !data_) return;
   const auto bytes = std::span<std::byte>(data_, kPrintfBufferBytes);
-  const auto decoded = formats::amdgpu::decode_printf_buffer(table_ ? *table_ : PrintfTable(), bytes);
+  static const PrintfTable no_table;  // attach() always sets one; never copy it
+  const auto decoded = formats::amdgpu::decode_printf_buffer(table_ ? *table_ : no_table, bytes);
   for (const auto& r : decoded.records) emit(r);
   const std::string who = fmt::format("kernel{} {}", kernels_.size() > 1 ? "s" : "", quoted_list(kernels_));
   if (!decoded.error.empty())
