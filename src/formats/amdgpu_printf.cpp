@@ -257,7 +257,7 @@ PrintfFormat parse_printf_format(std::string_view entry) {
   return f;
 }
 
-PrintfTable::PrintfTable(const std::vector<std::string>& entries) {
+PrintfTable::PrintfTable(const std::vector<std::string>& entries) : entries_(entries) {
   for (const auto& e : entries) {
     try {
       PrintfFormat f = parse_printf_format(e);

@@ -99,4 +99,36 @@ TEST_CASE("run: an OpenCL printf kernel runs on hsa and its lines reach lrrt's s
   const json out = json::parse(read_text(dir / "out.json"));
   CHECK(out["runs"][0]["verification"]["status"] == "passed");
 }
+
+TEST_CASE("run: a sequence of OpenCL printf kernels prints on hsa eagerly and in each replay") {
+  StandinEnv env;
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "kernels": {"hello": {"kernel": "services_printf"}},
+    "buffers": [{"name": "out", "type": "i32", "count": 4, "init": "zeros"}],
+    "sequence": [
+      {"name": "first", "kernel": "hello",
+       "args": [{"buffer": "out", "access": "write"}, {"type": "i32", "value": 3}, {"type": "f32", "value": 0.5}],
+       "launch": {"workgroup_size": [4], "workgroup_count": [1]}},
+      {"name": "second", "kernel": "hello",
+       "args": [{"buffer": "out", "access": "write"}, {"type": "i32", "value": 4}, {"type": "f32", "value": 1.5}],
+       "launch": {"workgroup_size": [4], "workgroup_count": [1]}}
+    ],
+    "warmup": 0,
+    "iterations": 1,
+    "verify": [{"buffer": "out", "expected": {"values": [4, 4, 4, 4]}}]
+  })");
+  m["kernels"]["hello"]["code_object"] = {{"hsa", (kServices / "services_printf.gfx1100.hsaco").string()}};
+  const Result r = run_hsa(dir, m);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const std::string first = "services_printf: n=3 f=0.500 hex=0x3 c=Q s=str:a:b wide=3000000021 v=3,4,-3,7 100%\n";
+  const std::string second = "services_printf: n=4 f=1.500 hex=0x4 c=Q s=str:a:b wide=4000000028 v=4,5,-4,7 100%\n";
+  // Every run of the sequence, eager or replayed, prints both lines in order.
+  const size_t runs = count_of(r.err, first + second);
+  CHECK(runs >= 2);
+  CHECK(count_of(r.err, first) == runs);
+  CHECK(count_of(r.err, second) == runs);
+  CHECK(r.err.find("lrrt: warning") == std::string::npos);
+}
 #endif

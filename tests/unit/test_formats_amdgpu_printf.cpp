@@ -254,6 +254,10 @@ TEST_CASE("amdgpu printf: a table keeps good entries and remembers broken ones b
   CHECK_THROWS_AS(t.find(3), FormatError);
   CHECK(t.errors().size() == 3);
   CHECK(t.max_record_bytes() == 8);
+  // Tables of the same entries are equal (two loads of one code object).
+  CHECK(PrintfTable({"1:0:a", "2:1:4:%d"}) == PrintfTable({"1:0:a", "2:1:4:%d"}));
+  CHECK_FALSE(PrintfTable({"1:0:a", "2:1:4:%d"}) == PrintfTable({"1:0:b", "2:1:4:%d"}));
+  CHECK_FALSE(PrintfTable({"1:0:a"}) == PrintfTable({"1:0:a", "2:1:4:%d"}));
 }
 
 TEST_CASE("amdgpu printf: init_printf_buffer writes an empty header with the capacity ROCclr writes") {

@@ -175,9 +175,10 @@ uint32_t offset_of(const KernelInfo& k, const std::string& vk) {
   return 0;
 }
 
-// The line services_printf prints for n and f (printf.cl).
-std::string line_for(int32_t n, float f) {
-  return "services_printf: n=" + std::to_string(n) + " f=" + fmt::format("{:.3f}", f) +
+// The line services_printf prints for n and f (printf.cl; "variant" in
+// services_printf_variant).
+std::string line_for(int32_t n, float f, const std::string& prefix = "services_printf") {
+  return prefix + ": n=" + std::to_string(n) + " f=" + fmt::format("{:.3f}", f) +
          " hex=" + fmt::format("{:#x}", n) + " c=Q s=str:a:b wide=" + std::to_string(int64_t(n) * 1000000007LL) +
          " v=" + std::to_string(n) + "," + std::to_string(n + 1) + "," + std::to_string(-n) + ",7 100%\n";
 }
@@ -433,21 +434,25 @@ TEST_CASE("hsa services: printf kernels of two code objects on one queue print i
   Fixture fx;
   Printed printed;
   auto m1 = fx.load("services_printf.gfx1100.hsaco");
-  auto m2 = fx.load("services_printf.gfx1100.hsaco");
+  auto m2 = fx.load("services_printf_variant.gfx1100.hsaco");  // same ids and sizes, other texts
+  auto copy = fx.load("services_printf.gfx1100.hsaco");
   auto q = fx.device->create_queue();
   auto* out = static_cast<int32_t*>(fx.device->allocate(4));
-  PrintfArgs a{out, 11, 0.5f}, b{out, 22, 1.5f};
+  PrintfArgs a{out, 11, 0.5f}, b{out, 22, 1.5f}, c{out, 33, 2.5f};
   q->launch(m1->kernel("services_printf"), config_for(1, 1), bytes_of(a), {}, nullptr);
+  // A second load of the same code object shares the buffer: nothing printed yet.
+  q->launch(copy->kernel("services_printf"), config_for(1, 1), bytes_of(c), {}, nullptr);
   CHECK(printed.text.empty());
-  // The second code object's records need its own table: the first one's
-  // are printed before it is launched.
+  // The other code object's records need its own table: the first ones are
+  // printed before it is launched.
   q->launch(m2->kernel("services_printf"), config_for(1, 1), bytes_of(b), {}, nullptr);
-  REQUIRE(printed.take() == line_for(11, 0.5f));
-  // Its dispatch finished, so the first module may go while the second's
+  REQUIRE(printed.take() == line_for(11, 0.5f) + line_for(33, 2.5f));
+  // Those dispatches finished, so their modules may go while the variant's
   // records are pending.
   m1.reset();
+  copy.reset();
   q->synchronize();
-  CHECK(printed.take() == line_for(22, 1.5f));
+  CHECK(printed.take() == line_for(22, 1.5f, "variant"));
   fx.device->free(out);
 }
 
@@ -492,33 +497,67 @@ TEST_CASE("hsa services: HIP hostcall, heap, buffered printf and -O0 kernels are
   fx.device->free(out);
 }
 
-TEST_CASE("hsa services: through the C ABI a refused kernel is LR_ERROR_NOT_SUPPORTED, and a printf kernel in a graph is refused at instantiation") {
+TEST_CASE("hsa services: through the C ABI a refused kernel is LR_ERROR_NOT_SUPPORTED, and a graph's printing kernels print after each replay") {
   setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
   setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR ":" LRRT_TEST_HSA_SERVICES_DIR, 1);
-  lrrt::Runtime runtime;
-  auto device = lrrt::Device::select("hsa");
-  const auto hip_bytes = read_services("services_hip.gfx1100.hsaco");
-  lrrt::Module hip(device, hip_bytes);
-  lr_kernel_t* k = nullptr;
-  CHECK(lr_kernel_get(hip.get(), "services_hostcall", &k) == LR_ERROR_NOT_SUPPORTED);
-  CHECK(std::string(lr_last_error_message()).find("needs a hostcall buffer (hidden_hostcall_buffer") !=
-        std::string::npos);
-
-  const auto cl_bytes = read_services("services_printf.gfx1100.hsaco");
-  lrrt::Module cl(device, cl_bytes);
-  auto printing = cl.kernel("services_printf");
-  lrrt::DeviceBuffer out(device, 16);
-  PrintfArgs a{static_cast<int32_t*>(out.data()), 1, 1.0f};
-  lrrt::Graph g(device);
-  g.add_kernel(printing, lrrt::launch_config({1, 1, 1}, {4, 1, 1}), a, {lrrt::write_access(out)});
-  try {
-    g.instantiate();
-    FAIL("a printf kernel was replayed");
-  } catch (const lrrt::Error& e) {
-    CHECK(e.status() == LR_ERROR_NOT_SUPPORTED);
-    CHECK(std::string(e.what()).find("kernel 'services_printf' calls printf (OpenCL printf, hidden_printf_buffer)") !=
+  Printed printed;
+  {
+    lrrt::Runtime runtime;
+    auto device = lrrt::Device::select("hsa");
+    const auto hip_bytes = read_services("services_hip.gfx1100.hsaco");
+    lrrt::Module hip(device, hip_bytes);
+    lr_kernel_t* k = nullptr;
+    CHECK(lr_kernel_get(hip.get(), "services_hostcall", &k) == LR_ERROR_NOT_SUPPORTED);
+    CHECK(std::string(lr_last_error_message()).find("needs a hostcall buffer (hidden_hostcall_buffer") !=
           std::string::npos);
+
+    const auto cl_bytes = read_services("services_printf.gfx1100.hsaco");
+    lrrt::Module cl(device, cl_bytes), cl_copy(device, cl_bytes);
+    const auto variant_bytes = read_services("services_printf_variant.gfx1100.hsaco");
+    lrrt::Module variant(device, variant_bytes);
+    auto printing = cl.kernel("services_printf");
+    auto each = cl.kernel("services_printf_each");
+    lrrt::DeviceBuffer out(device, 16 * 4);
+    PrintfArgs a{static_cast<int32_t*>(out.data()), 5, 0.25f}, b{static_cast<int32_t*>(out.data()), 6, 0.75f};
+    EachArgs e{static_cast<uint32_t*>(out.data()), 3};
+    lrrt::Graph g(device);
+    auto first = g.add_kernel(printing, lrrt::launch_config({1, 1, 1}, {4, 1, 1}), a, {lrrt::write_access(out)});
+    auto second = g.add_kernel(each, lrrt::launch_config({1, 1, 1}, {4, 1, 1}), e, {lrrt::write_access(out)});
+    // From a second load of the code object: the same table.
+    auto third = g.add_kernel(cl_copy.kernel("services_printf"), lrrt::launch_config({1, 1, 1}, {4, 1, 1}), b,
+                              {lrrt::write_access(out)});
+    g.add_dependency(first, second);
+    g.add_dependency(second, third);
+    auto exec = g.instantiate();
+    const std::string expected = line_for(5, 0.25f) + "item 0 of 3\nitem 1 of 3\nitem 2 of 3\n" + line_for(6, 0.75f);
+    for (int replay = 0; replay < 3; ++replay) {
+      CAPTURE(replay);
+      exec.launch();
+      exec.synchronize();
+      CHECK(printed.take() == expected);
+    }
+    // The next replay's launch prints the last one's records (it waits for it).
+    exec.launch();
+    exec.launch();
+    CHECK(printed.take() == expected);
+    exec.synchronize();
+    CHECK(printed.take() == expected);
+
+    // Printing kernels of two code objects cannot share a replay's buffer.
+    lrrt::Graph mixed(device);
+    mixed.add_kernel(printing, lrrt::launch_config({1, 1, 1}, {1, 1, 1}), a, {lrrt::write_access(out)});
+    mixed.add_kernel(variant.kernel("services_printf"), lrrt::launch_config({1, 1, 1}, {1, 1, 1}), b,
+                     {lrrt::write_access(out)});
+    try {
+      mixed.instantiate();
+      FAIL("two code objects' printing kernels were replayed with one buffer");
+    } catch (const lrrt::Error& err) {
+      CHECK(err.status() == LR_ERROR_NOT_SUPPORTED);
+      CHECK(std::string(err.what()).find("calls printf with another code object's format table") !=
+            std::string::npos);
+    }
   }
+  CHECK(printed.text.empty());
   setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
 }
 #endif  // LRRT_TEST_HSA_SERVICES_DIR

@@ -64,8 +64,12 @@ class PrintfTable {
   uint64_t max_record_bytes() const { return max_record_bytes_; }
   // The entries that did not parse, one sentence each.
   const std::vector<std::string>& errors() const { return errors_; }
+  // Built from the same entries (two loads of one code object): records
+  // written for one decode the same with the other.
+  bool operator==(const PrintfTable& other) const { return entries_ == other.entries_; }
 
  private:
+  std::vector<std::string> entries_;
   std::vector<PrintfFormat> formats_;  // sorted by id
   std::vector<std::pair<uint32_t, std::string>> broken_;
   std::vector<std::string> errors_;

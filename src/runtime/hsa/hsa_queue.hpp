@@ -97,7 +97,7 @@ class HsaQueue final : public Queue {
   void throw_if_failed();
   // The printf buffer's address for a dispatch of `kernel` (an OpenCL kernel
   // that prints); first waits for the queue and prints pending records when
-  // they belong to another code object.
+  // they need another code object's format table.
   uint64_t attach_printf(const HsaKernel& kernel);
 
   HsaDevice& device_;

@@ -36,10 +36,11 @@ class PrintfBuffer {
   PrintfBuffer(const PrintfBuffer&) = delete;
   PrintfBuffer& operator=(const PrintfBuffer&) = delete;
 
-  // Records of another format table are in the buffer: the caller waits for
+  // Records of another format table are in the buffer (another code object;
+  // a second load of the same one is not another): the caller waits for
   // every dispatch that uses it, then drain()s, before attaching `table`.
   bool conflicts(const std::shared_ptr<const PrintfTable>& table) const {
-    return pending_ && table_ != table;
+    return pending_ && table_ != table && !(table_ && table && *table_ == *table);
   }
   // The buffer's address for a dispatch of `kernel` whose records decode
   // with `table` (allocated and initialised on first use).

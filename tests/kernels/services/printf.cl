@@ -31,16 +31,25 @@ uint global_id(void) {
          __builtin_amdgcn_workitem_id_x();
 }
 
-// Format id 1: one line from work-item 0 with every kind of argument.
+// services_printf_variant.gfx1100.hsaco is built with -DSERVICES_VARIANT:
+// the same kernels, ids and argument sizes, another text, so a record decoded
+// with the wrong code object's table shows.
+#ifdef SERVICES_VARIANT
+#define SERVICES_PREFIX "variant"
+#else
+#define SERVICES_PREFIX "services_printf"
+#endif
+
+// Format id 2: one line from work-item 0 with every kind of argument.
 __kernel void services_printf(__global int* out, int n, float f) {
   uint i = global_id();
   if (i == 0)
-    printf("services_printf: n=%d f=%.3f hex=%#x c=%c s=%s:%s wide=%ld v=%v4hld 100%%\n", n, f, n, 'Q',
+    printf(SERVICES_PREFIX ": n=%d f=%.3f hex=%#x c=%c s=%s:%s wide=%ld v=%v4hld 100%%\n", n, f, n, 'Q',
            "str", "a:b", (long)n * 1000000007L, (int4)(n, n + 1, -n, 7));
   out[i] = n;
 }
 
-// Format id 2: one line from every work-item.
+// Format id 1: one line from every work-item.
 __kernel void services_printf_each(__global uint* out, uint count) {
   uint i = global_id();
   if (i < count) {
