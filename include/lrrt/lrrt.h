@@ -266,6 +266,13 @@ LRRT_API lr_status_t lr_module_destroy(lr_module_t *module);
 LRRT_API lr_status_t lr_module_kernel_count(lr_module_t *module, uint32_t *count);
 LRRT_API lr_status_t lr_module_kernel_name(lr_module_t *module, uint32_t index,
                                            char *name, size_t name_size);
+/* Which code object of the image was loaded and why, as one sentence:
+ * "entry 'sm_90 cubin' of fatbin 0 in section .nv_fatbin: exact SASS for the
+ * device (sm_90)", "the whole file: an AMDGPU code object". *size is the
+ * buffer's capacity on entry and the bytes needed (with the NUL) on return;
+ * LR_ERROR_INVALID_ARGUMENT when text is NULL or too small (*size then says
+ * how much to allocate). */
+LRRT_API lr_status_t lr_module_source(lr_module_t *module, char *text, size_t *size);
 
 /* Kernel handles are owned by their module. LR_ERROR_NOT_SUPPORTED: the
  * kernel needs a runtime service the backend does not provide (hsa: a

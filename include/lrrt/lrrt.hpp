@@ -295,6 +295,15 @@ class Module {
     check(lr_kernel_get(get(), name.c_str(), &k), "lr_kernel_get");
     return Kernel(k);
   }
+  // Which code object of the image was loaded and why (lr_module_source).
+  std::string source() const {
+    size_t size = 0;
+    lr_module_source(get(), nullptr, &size);  // fails, saying how much room it needs
+    std::string text(size, '\0');
+    check(lr_module_source(get(), text.data(), &size), "lr_module_source");
+    text.resize(size ? size - 1 : 0);
+    return text;
+  }
   std::vector<std::string> kernel_names() const {
     uint32_t n = 0;
     check(lr_module_kernel_count(get(), &n), "lr_module_kernel_count");

@@ -6,7 +6,10 @@
 // no GPU library, and no host library is loaded.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <functional>
+#include <iostream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -15,12 +18,14 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "lrrt/formats/container.hpp"
 #include "lrrt/formats/error.hpp"
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/inspect.hpp"
 #include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
 #include "tool/meta.hpp"
+#include "tool/printers/printer.hpp"
 
 namespace lrrt::cli {
 namespace {
@@ -72,28 +77,161 @@ json target_json(const formats::InspectedTarget& t) {
   return j;
 }
 
-json inspect_file(const std::string& path) {
+struct InspectRequest {
+  std::vector<std::string> files;
+  std::string target;  // --target
+  std::string kernel;  // --kernel REGEX
+};
+
+formats::InspectFilter make_filter(const InspectRequest& r) {
+  formats::InspectFilter filter;
+  filter.target = r.target;
+  if (!r.kernel.empty()) {
+    std::shared_ptr<const std::regex> re;
+    try {
+      re = std::make_shared<const std::regex>(r.kernel, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      throw tool::InputError(fmt::format("--kernel: \"{}\" is not a regular expression ({})", r.kernel, e.what()));
+    }
+    // Searched, not matched whole: --kernel gemm finds every *gemm* kernel.
+    filter.kernel = [re](std::string_view name) { return std::regex_search(name.begin(), name.end(), *re); };
+  }
+  return filter;
+}
+
+std::vector<std::byte> read_input(const std::string& path) {
   // The format from the first bytes; the rest is read only for a code object.
-  std::vector<std::byte> bytes = tool::read_code_object_file(path, [](std::span<const std::byte> head) {
+  return tool::read_code_object_file(path, [](std::span<const std::byte> head) {
     return formats::detect_format(head) == formats::Format::Unknown ? formats::describe_format(head) : std::string();
   });
+}
+
+// Streams to standard output: each target is printed as soon as it is read,
+// so a library of 10^4 entries shows its first kernels at once and lrrt
+// holds one entry at a time. JSON comes out as the document the collected
+// form writes; CSV has one header row; the table prints a heading per file,
+// a block per target and a count at the end of each file.
+class InspectStream {
+ public:
+  InspectStream(std::string format, json meta) : format_(std::move(format)), meta_(std::move(meta)) {}
+
+  static bool streams(const std::string& format) { return format == "json" || format == "csv" || format == "table"; }
+
+  void begin_file(json header) {
+    header_ = std::move(header);
+    file_open_ = false;
+    targets_ = 0;
+  }
+
+  void target(json&& target) {
+    ++targets_;
+    if (format_ == "json") {
+      open_document();
+      if (!file_open_) {
+        json h = header_;
+        std::string head = h.dump(2);
+        head.pop_back();  // the closing brace: "targets" follows
+        while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+        std::cout << (files_ ? ",\n    " : "\n    ") << indent(head, 4) << ",\n      \"targets\": [";
+      }
+      std::cout << (file_open_ ? ",\n" : "\n") << "        " << indent(target.dump(2), 8) << std::flush;
+      file_open_ = true;
+      return;
+    }
+    json object = header_;
+    object["targets"] = json::array({std::move(target)});
+    if (file_open_) object["continued"] = true;
+    object["streamed"] = true;
+    json doc{{"kind", "inspect"}, {"lrrt_results", 1}, {"objects", json::array({std::move(object)})}};
+    std::string text = tool::printers::render(doc, format_);
+    if (format_ == "csv" && rows_started_) text.erase(0, text.find('\n') + 1);  // one header row
+    rows_started_ = true;
+    file_open_ = true;
+    std::cout << text << std::flush;
+  }
+
+  void end_file() {
+    if (format_ == "json") {
+      open_document();
+      if (file_open_) {
+        std::cout << "\n      ]\n    }";
+      } else {
+        json h = header_;
+        h["targets"] = json::array();
+        std::cout << (files_ ? ",\n    " : "\n    ") << indent(h.dump(2), 4);
+      }
+      ++files_;
+      return;
+    }
+    if (format_ == "table")
+      std::cout << fmt::format("{}: {} target(s){}\n\n", bundle::terminal_safe(header_["file"].get<std::string>()),
+                               targets_, targets_ ? "" : " match the filters")
+                << std::flush;
+    ++files_;
+  }
+
+  void finish() {
+    if (format_ != "json") return;
+    open_document();
+    std::cout << "\n  ]\n}\n" << std::flush;
+  }
+
+ private:
+  void open_document() {
+    if (document_open_) return;
+    std::cout << "{\n  \"kind\": \"inspect\",\n  \"lrrt_results\": 1,\n  \"meta\": " << indent(meta_.dump(2), 2)
+              << ",\n  \"objects\": [";
+    document_open_ = true;
+  }
+  static std::string indent(const std::string& text, size_t by) {
+    std::string out;
+    for (char c : text) {
+      out += c;
+      if (c == '\n') out.append(by, ' ');
+    }
+    return out;
+  }
+  std::string format_;
+  json meta_;
+  json header_;
+  bool document_open_ = false, file_open_ = false, rows_started_ = false;
+  size_t files_ = 0, targets_ = 0;
+};
+
+// Reads one file: its targets go to `stream` as they are read, or are
+// collected into the returned object (stream null).
+json inspect_file(const std::string& path, const formats::InspectFilter& filter, InspectStream* stream) {
+  std::vector<std::byte> bytes = read_input(path);
+  json header{{"file", path}, {"format", formats::format_name(formats::file_format(bytes))}, {"size", bytes.size()}};
   formats::Inspection inspection;
   try {
-    inspection = formats::inspect_code_object(bytes);
+    if (stream) {
+      stream->begin_file(header);
+      inspection = formats::inspect_code_object(bytes, filter, [&](formats::InspectedTarget&& t) { stream->target(target_json(t)); });
+      stream->end_file();
+    } else {
+      inspection = formats::inspect_code_object(bytes, filter);
+    }
   } catch (const formats::FormatError& e) {
     throw tool::InputError(fmt::format("{}: {}", path, e.what()));
   }
   json targets = json::array();
   for (const auto& t : inspection.targets) targets.push_back(target_json(t));
-  return json{{"file", path},
-              {"format", formats::format_name(inspection.format)},
-              {"size", inspection.size},
-              {"targets", std::move(targets)}};
+  header["targets"] = std::move(targets);
+  return header;
 }
 
-void inspect_command(const std::vector<std::string>& files, const CommonOptions& o) {
+void inspect_command(const InspectRequest& request, const CommonOptions& o) {
+  const formats::InspectFilter filter = make_filter(request);
+  const std::string format = effective_format(o);
+  if (o.output.empty() && InspectStream::streams(format)) {
+    InspectStream stream(format, tool::make_meta("inspect", argv()));
+    for (const auto& file : request.files) inspect_file(file, filter, &stream);
+    stream.finish();
+    return;
+  }
   json objects = json::array();
-  for (const auto& file : files) objects.push_back(inspect_file(file));
+  for (const auto& file : request.files) objects.push_back(inspect_file(file, filter, nullptr));
   json doc{{"kind", "inspect"}, {"lrrt_results", 1}, {"objects", std::move(objects)}};
   doc["meta"] = tool::make_meta("inspect", argv());
   emit_document(doc, o);  // the printers render inspect documents in every format
@@ -103,18 +241,31 @@ void inspect_command(const std::vector<std::string>& files, const CommonOptions&
 
 void register_inspect(CLI::App& app) {
   auto o = std::make_shared<CommonOptions>();
-  auto files = std::make_shared<std::vector<std::string>>();
+  auto request = std::make_shared<InspectRequest>();
   CLI::App* sub = app.add_subcommand(
       "inspect", "Show what code objects hold: targets, kernels, argument layout (reads files only)");
-  sub->add_option("files", *files,
-                  "HSACO, clang offload bundle, cubin, fatbin, PTX or host kernel library (.so); several allowed")
+  sub->add_option("files", request->files,
+                  "HSACO, clang offload bundle (compressed or not), cubin, fatbin, PTX, host kernel library (.so), "
+                  "or an executable or library carrying GPU code (.hip_fatbin, .nv_fatbin); several allowed")
       ->required();
+  sub->add_option("--target", request->target,
+                  "List only entries for this target: sm_90, sm_90a, compute_90, gfx90a (with any features), "
+                  "gfx90a:xnack+ (exactly)");
+  sub->add_option("--kernel", request->kernel,
+                  "List only kernels whose name contains a match of this regular expression (ECMAScript), and "
+                  "only targets that have one");
   add_common_options(*sub, *o, kOptFormat | kOptOutput | kOptQuiet);
-  sub->footer(R"(Examples:
+  sub->footer(R"(Nothing is loaded and no code in the file runs: an executable or library is read
+as an ELF file. Output streams to the terminal (table, json, csv) target by
+target; -o FILE is written whole, once every file has been read.
+
+Examples:
   lrrt inspect build/kernels/saxpy.gfx1100.hsaco
   lrrt inspect build/kernels/saxpy.bundle.hsaco --format json | jq '.objects[].targets[].target'
-  lrrt inspect build/kernels/saxpy.sm_90.cubin build/kernels/saxpy.host.so)");
-  sub->callback([o, files] { inspect_command(*files, *o); });
+  lrrt inspect build/kernels/saxpy.sm_90.cubin build/kernels/saxpy.host.so
+  lrrt inspect /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a --kernel 'xorwow'
+  lrrt inspect /usr/local/cuda/lib64/libcublas.so.13 --target sm_90 --kernel gemm --format csv)");
+  sub->callback([o, request] { inspect_command(*request, *o); });
 }
 
 }  // namespace lrrt::cli

@@ -68,6 +68,7 @@ std::string_view format_name(Format format) {
     case Format::Fatbin: return "fatbin";
     case Format::Ptx: return "ptx";
     case Format::HostSharedObject: return "host-so";
+    case Format::HostBinary: return "host-binary";
     case Format::OtherElf: return "elf";
     case Format::Unknown: break;
   }
@@ -97,6 +98,7 @@ std::string describe_format(std::span<const std::byte> image) {
     case Format::Fatbin: return "a CUDA fatbin (for the cuda backend)";
     case Format::Ptx: return "PTX text (for the cuda backend)";
     case Format::HostSharedObject: return "a host shared object (for the host backend)";
+    case Format::HostBinary: return "a host executable or library carrying GPU code";
     case Format::OtherElf: {
       uint16_t machine = elf::machine_of(image);
       if (machine == 0) return "an ELF file that is not 64-bit, which no lrrt backend runs";

@@ -404,8 +404,9 @@ HostLibrary read_host_library(std::span<const std::byte> image) {
     }
   }
   if (!lib.has_query)
-    file.fail(fmt::format("it exports no {}: not an lrrt host kernel library (see "
-                          "include/lrrt/host_kernel_abi.h)",
+    file.fail(fmt::format("it exports no {} and has no GPU code section (.hip_fatbin, .nv_fatbin, "
+                          "__nv_relfatbin): neither an lrrt host kernel library (see "
+                          "include/lrrt/host_kernel_abi.h) nor a binary carrying GPU code",
                           kQuery));
   lib.has_records = !lib.kernels.empty();
   std::sort(lib.kernels.begin(), lib.kernels.end(),

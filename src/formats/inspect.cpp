@@ -99,7 +99,7 @@ void inspect_hsaco(std::span<const std::byte> bytes, InspectedTarget& t) {
 
 void inspect_cubin(std::span<const std::byte> bytes, InspectedTarget& t) {
   auto c = nvidia::parse_cubin(bytes);
-  t.target = fmt::format("sm_{}", c.sm);
+  t.target = nvidia::arch_name(c.sm, c.variant, false);
   t.facts.emplace_back("elf_abi_version", uint64_t(c.elf_abi_version));
   t.facts.emplace_back("e_flags", hex(c.e_flags));
   for (const auto& k : c.kernels) t.kernels.push_back(from_image_kernel(k));
@@ -107,7 +107,7 @@ void inspect_cubin(std::span<const std::byte> bytes, InspectedTarget& t) {
 
 void inspect_ptx(std::span<const std::byte> bytes, InspectedTarget& t) {
   auto p = nvidia::parse_ptx(as_text(bytes));
-  t.target = p.sm ? fmt::format("compute_{}", p.sm) : p.target;
+  t.target = p.sm ? nvidia::arch_name(p.sm, p.variant, true) : p.target;
   t.facts.emplace_back("ptx_version", p.version);
   t.facts.emplace_back("ptx_target", p.target);
   for (const auto& k : p.kernels) t.kernels.push_back(from_image_kernel(k));
@@ -137,15 +137,17 @@ InspectedTarget entry_header(const CodeObjectEntry& e) {
   return t;
 }
 
-InspectedTarget inspect_entry(const CodeObjectEntry& e) {
+InspectedTarget inspect_entry(CodeObjectEntry& e) {
   InspectedTarget t = entry_header(e);
   if (!e.compression.empty()) {
     t.facts.emplace_back("compression", e.compression);
-    t.note = fmt::format("the entry is compressed ({}); lrrt does not decompress fatbin entries "
-                         "yet, so its kernels are not listed (the driver still loads it)",
-                         e.compression);
-    return t;
+    t.facts.emplace_back("uncompressed_size", e.uncompressed_size);
   }
+  if (!e.section.empty()) {
+    t.facts.emplace_back("section", e.section);
+    t.facts.emplace_back(e.container_kind() == "fatbin" ? "fatbin" : "bundle", uint64_t(e.group));
+  }
+  decode_entry(e);
   if (e.bytes.empty()) {
     t.note = "the entry is empty";
     return t;
@@ -158,6 +160,11 @@ InspectedTarget inspect_entry(const CodeObjectEntry& e) {
     default:
       t.note = fmt::format("the entry is {}, which lrrt does not read", describe_format(e.bytes));
   }
+  // The container's name for the target ("sm_90a" from the fatbin's flags)
+  // stays when the code agrees; a cubin that says otherwise is reported.
+  if (!e.target.empty() && t.target != e.target && e.format != Format::Hsaco) {
+    t.facts.emplace_back("container_target", e.target);
+  }
   return t;
 }
 
@@ -167,51 +174,73 @@ InspectedTarget inspect_entry(const CodeObjectEntry& e) {
 // per architecture); beyond it a small file would make a huge listing.
 constexpr size_t kMaxInspectedKernels = size_t(1) << 20;
 
-Inspection inspect_code_object(std::span<const std::byte> image) {
+bool target_matches(std::string_view target, std::string_view filter) {
+  if (filter.empty() || target == filter) return true;
+  // AMD target ids add features after a colon: "gfx90a" takes them all.
+  return target.size() > filter.size() && target.substr(0, filter.size()) == filter && target[filter.size()] == ':';
+}
+
+Inspection inspect_code_object(std::span<const std::byte> image, const InspectFilter& filter,
+                               const std::function<void(InspectedTarget&&)>& each) {
   Inspection out;
-  out.format = detect_format(image);
+  out.format = file_format(image);
   out.size = image.size();
   if (out.format == Format::Unknown || out.format == Format::OtherElf)
-    throw FormatError(fmt::format("{}; lrrt reads HSACO, clang offload bundles, cubin, fatbin, "
-                                  "PTX and host kernel libraries",
+    throw FormatError(fmt::format("{}; lrrt reads HSACO, clang offload bundles (compressed or not), cubin, fatbin, "
+                                  "PTX, host kernel libraries, and host executables and libraries carrying GPU code",
                                   describe_format(image)));
   // A container's entries may not overlap, and identical ones are read once:
   // 4096 entries naming one image of 100k kernels once made 4x10^8 objects.
-  const std::vector<CodeObjectEntry> entries = code_object_entries(image);
+  // Offsets compare within one bundle or fatbin (a compressed bundle's
+  // entries lie in its decompressed bytes).
+  std::vector<CodeObjectEntry> entries = code_object_entries(image);
+  if (out.format == Format::HostSharedObject && entries.size() == 1 && entries[0].id.empty())
+    out.format = Format::HostSharedObject;  // a host kernel library, or the reader says why not
   std::vector<size_t> order(entries.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(entries[a].offset, entries[a].size) < std::tie(entries[b].offset, entries[b].size);
-  });
+  auto key = [&](size_t i) { return std::tie(entries[i].group, entries[i].offset, entries[i].size); };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
   for (size_t k = 1; k < order.size(); ++k) {
     const CodeObjectEntry &prev = entries[order[k - 1]], &e = entries[order[k]];
+    if (prev.group != e.group) continue;
     const bool same = prev.offset == e.offset && prev.size == e.size;
     if (!same && e.size && prev.size && e.offset < prev.offset + prev.size)
       throw FormatError(fmt::format("{} entries {} and {} overlap (bytes {}..{} and {}..{}): not a container a tool wrote",
                                     format_name(out.format), prev.id, e.id, prev.offset, prev.offset + prev.size,
                                     e.offset, e.offset + e.size));
   }
-  std::map<std::pair<uint64_t, uint64_t>, size_t> first_of;  // (offset, size) -> target index
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::string> first_of;  // (group, offset, size) -> entry id
   size_t kernels = 0;
-  for (const auto& e : entries) {
+  auto emit = [&](InspectedTarget&& t) {
+    if (each) each(std::move(t));
+    else out.targets.push_back(std::move(t));
+  };
+  for (auto& e : entries) {
+    if (!target_matches(e.target, filter.target)) continue;
     if (e.size) {
-      auto [it, fresh] = first_of.try_emplace({e.offset, e.size}, out.targets.size());
+      auto [it, fresh] = first_of.try_emplace({e.group, e.offset, e.size}, e.id);
       if (!fresh) {
+        if (filter.kernel) continue;  // it lists no kernels
         InspectedTarget t = entry_header(e);
-        t.note = fmt::format("the same bytes as entry {}: its kernels are listed there", out.targets[it->second].entry);
-        out.targets.push_back(std::move(t));
+        t.note = fmt::format("the same bytes as entry {}: its kernels are listed there", it->second);
+        emit(std::move(t));
         continue;
       }
     }
     try {
-      out.targets.push_back(inspect_entry(e));
-      kernels += out.targets.back().kernels.size();
+      InspectedTarget t = inspect_entry(e);
+      e.storage.reset();  // decoded bytes are not needed once read
+      if (filter.kernel) {
+        std::erase_if(t.kernels, [&](const InspectedKernel& k) { return !filter.kernel(k.name); });
+        if (t.kernels.empty()) continue;
+      }
+      kernels += t.kernels.size();
       if (kernels > kMaxInspectedKernels)
         throw FormatError(fmt::format("lists more than {} kernels; lrrt inspect stops there", kMaxInspectedKernels));
+      emit(std::move(t));
     } catch (const FormatError& error) {
       if (e.id.empty()) throw;
-      throw FormatError(fmt::format("{} entry {} ({} bytes at offset {}): {}", format_name(out.format), e.id,
-                                    e.size, e.offset, error.what()));
+      throw FormatError(fmt::format("{} ({} bytes at offset {}): {}", e.where(), e.size, e.offset, error.what()));
     }
   }
   return out;

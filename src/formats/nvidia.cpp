@@ -25,12 +25,15 @@ constexpr uint8_t kEiattrFrameSize = 0x11;
 constexpr uint8_t kEiattrKparamInfo = 0x17;
 constexpr uint8_t kEiattrCbankParamSize = 0x19;
 constexpr uint8_t kEiattrRegcount = 0x2f;
+constexpr uint8_t kNvCompatArchSpecific = 0x09;  // in .nv.compat
 
 // Fatbin entry kinds and flags.
 constexpr uint16_t kFatbinKindPtx = 1;
 constexpr uint16_t kFatbinKindElf = 2;
 constexpr uint64_t kFatbinFlagLz4 = 0x2000;
 constexpr uint64_t kFatbinFlagZstd = 0x8000;
+constexpr uint64_t kFatbinFlagArchSpecific = 0x100000;    // sm_90a
+constexpr uint64_t kFatbinFlagFamilySpecific = 0x200000;  // sm_100f
 constexpr uint64_t kFatbinHeaderSize = 16;
 constexpr uint64_t kFatbinEntryHeaderSize = 64;
 
@@ -90,6 +93,35 @@ uint32_t cubin_sm(std::span<const std::byte> image) {
   auto h = checked_read<Elf64_Ehdr>(image, 0, "ELF header");
   return sm_from_flags(h.e_ident[EI_ABIVERSION], h.e_flags);
 }
+
+namespace {
+
+// An arch-specific (sm_90a) or family-specific (sm_100f) cubin has the same
+// e_flags as a plain one (nvcc 13.0). What tells them apart, as read from
+// nvcc's output: .nv.compat attribute 0x09 is 1 for "a" targets, and the
+// tool options in .note.nv.tkinfo name the target ("-arch sm_100f").
+char cubin_variant(const elf::File& file) {
+  char variant = 0;
+  if (const elf::Section* tk = file.section(".note.nv.tkinfo")) {
+    const auto data = file.data(*tk);
+    const std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+    for (std::string_view key : {"-arch sm_", "-arch=sm_"}) {
+      const size_t at = text.find(key);
+      if (at == std::string_view::npos) continue;
+      size_t p = at + key.size();
+      while (p < text.size() && std::isdigit(static_cast<unsigned char>(text[p]))) ++p;
+      if (p < text.size() && (text[p] == 'a' || text[p] == 'f')) variant = text[p];
+      break;
+    }
+  }
+  if (const elf::Section* compat = file.section(".nv.compat"))
+    walk_nv_info(file, *compat, [&](uint8_t attr, uint8_t format, uint16_t value, auto) {
+      if (attr == kNvCompatArchSpecific && format == kEifmtBval && (value & 0xff) == 1) variant = 'a';
+    });
+  return variant;
+}
+
+}  // namespace
 
 CubinInfo parse_cubin(std::span<const std::byte> image) {
   if (!is_cubin(image)) throw FormatError("not a cubin: no 64-bit ELF header with e_machine EM_CUDA (190)");
@@ -163,13 +195,14 @@ CubinInfo parse_cubin(std::span<const std::byte> image) {
   }
   for (auto& k : info.kernels)
     if (k.static_shared_bytes < 0) k.static_shared_bytes = 0;
+  info.variant = cubin_variant(file);
   return info;
 }
 
 std::string FatbinEntry::describe() const {
   switch (kind) {
-    case Kind::Ptx: return fmt::format("compute_{} PTX", sm);
-    case Kind::Cubin: return fmt::format("sm_{} cubin", sm);
+    case Kind::Ptx: return arch_name(sm, variant, true) + " PTX";
+    case Kind::Cubin: return arch_name(sm, variant, false) + " cubin";
     case Kind::Other: break;
   }
   return fmt::format("sm_{} kind {}", sm, raw_kind);
@@ -218,6 +251,8 @@ FatbinInfo parse_fatbin(std::span<const std::byte> image) {
                        info.entries.size(), p, entry_header, size, payload));
     e.offset = p + entry_header;
     e.size = size;
+    if (e.flags & kFatbinFlagArchSpecific) e.variant = 'a';
+    else if (e.flags & kFatbinFlagFamilySpecific) e.variant = 'f';
     if (e.flags & kFatbinFlagZstd) e.compression = "zstd";
     else if (e.flags & kFatbinFlagLz4) e.compression = "lz4";
     if (e.compression.empty()) {
@@ -350,7 +385,13 @@ PtxInfo parse_ptx(std::string_view raw) {
   if (info.version.empty() || info.target.empty())
     throw FormatError("not PTX: no .version and .target directives");
   if (size_t sm = info.target.find("sm_"); sm != std::string::npos)
-    info.sm = static_cast<uint32_t>(parse_count(std::string_view(info.target).substr(sm + 3)));
+  {
+    std::string_view digits = std::string_view(info.target).substr(sm + 3);
+    info.sm = static_cast<uint32_t>(parse_count(digits));
+    size_t end = 0;
+    while (end < digits.size() && std::isdigit(static_cast<unsigned char>(digits[end]))) ++end;
+    if (end < digits.size() && (digits[end] == 'a' || digits[end] == 'f')) info.variant = digits[end];
+  }
 
   size_t pos = 0;
   while ((pos = t.find(".entry", pos)) != std::string_view::npos) {
@@ -401,6 +442,29 @@ bool cubin_runs_on(uint32_t image_sm, uint32_t device_sm) {
 
 bool ptx_runs_on(uint32_t ptx_sm, uint32_t device_sm) { return ptx_sm <= device_sm; }
 
+bool sass_runs_on(uint32_t sm, char variant, uint32_t device_sm) {
+  if (variant == 'a') return sm == device_sm;
+  return cubin_runs_on(sm, device_sm);  // plain and family-specific: same major, minor no higher
+}
+
+bool ptx_runs_on(uint32_t sm, char variant, uint32_t device_sm) {
+  if (variant == 'a') return sm == device_sm;
+  if (variant == 'f') return cubin_runs_on(sm, device_sm);
+  return ptx_runs_on(sm, device_sm);
+}
+
+std::string variant_note(uint32_t sm, char variant) {
+  if (variant == 'a') return fmt::format(" (arch-specific: it runs only on sm_{})", sm);
+  if (variant == 'f') return fmt::format(" (family-specific: it runs on sm_{}x devices from sm_{})", sm / 10, sm);
+  return "";
+}
+
+std::string arch_name(uint32_t sm, char variant, bool ptx) {
+  std::string name = fmt::format("{}_{}", ptx ? "compute" : "sm", sm);
+  if (variant) name += variant;
+  return name;
+}
+
 std::string describe_image_targets(std::span<const std::byte> image) {
   if (is_cubin(image)) return fmt::format("sm_{} cubin", cubin_sm(image));
   if (is_fatbin(image)) {
@@ -423,26 +487,25 @@ std::string check_image_for_device(std::span<const std::byte> image, uint32_t de
     if (is_cubin(image)) {
       // The driver trusts an ELF's offsets: a truncated or lying cubin must be
       // refused here, or cuModuleLoadDataEx reads past the image (SIGSEGV).
-      (void)parse_cubin(image);
-      uint32_t sm = cubin_sm(image);
-      if (cubin_runs_on(sm, device_sm)) return {};
-      return fmt::format("the cubin is built for sm_{} but {} is sm_{}; {}", sm, device, device_sm,
-                         fix);
+      const CubinInfo c = parse_cubin(image);
+      if (sass_runs_on(c.sm, c.variant, device_sm)) return {};
+      return fmt::format("the cubin is built for {}{} but {} is sm_{}; {}", arch_name(c.sm, c.variant, false),
+                         variant_note(c.sm, c.variant), device, device_sm, fix);
     }
     if (is_fatbin(image)) {
       FatbinInfo f = parse_fatbin(image);
       for (const auto& e : f.entries)  // the same for every cubin the driver may pick
         if (e.kind == FatbinEntry::Kind::Cubin && e.compression.empty()) (void)parse_cubin(e.bytes);
       for (const auto& e : f.entries) {
-        if (e.kind == FatbinEntry::Kind::Cubin && cubin_runs_on(e.sm, device_sm)) return {};
-        if (e.kind == FatbinEntry::Kind::Ptx && ptx_runs_on(e.sm, device_sm)) return {};
+        if (e.kind == FatbinEntry::Kind::Cubin && sass_runs_on(e.sm, e.variant, device_sm)) return {};
+        if (e.kind == FatbinEntry::Kind::Ptx && ptx_runs_on(e.sm, e.variant, device_sm)) return {};
       }
       return fmt::format("the fatbin holds {} but {} is sm_{}; none of it runs there; {}",
                          describe_image_targets(image), device, device_sm, fix);
     }
     if (looks_like_ptx(image)) {
       PtxInfo p = parse_ptx(as_text(image));
-      if (p.sm == 0 || ptx_runs_on(p.sm, device_sm)) return {};
+      if (p.sm == 0 || ptx_runs_on(p.sm, p.variant, device_sm)) return {};
       return fmt::format(
           "the PTX targets {} but {} is sm_{}; PTX runs only on its target or newer; {}", p.target,
           device, device_sm, fix);

@@ -103,6 +103,13 @@ class Module {
   // Throws LR_ERROR_NOT_FOUND listing the kernels the module holds.
   virtual Kernel& kernel(std::string_view name) = 0;
   virtual std::vector<std::string> kernel_names() const = 0;
+  // Which code object of the image was loaded and why ("entry 'sm_90 cubin'
+  // of fatbin 0 in section .nv_fatbin: exact SASS for the device (sm_90)").
+  const std::string& source() const { return source_; }
+  void set_source(std::string source) { source_ = std::move(source); }
+
+ protected:
+  std::string source_;
 };
 
 using EventList = std::span<Event* const>;

@@ -515,6 +515,20 @@ lr_status_t lr_module_kernel_name(lr_module_t* module, uint32_t index, char* nam
   });
 }
 
+lr_status_t lr_module_source(lr_module_t* module, char* text, size_t* size) {
+  return guard("lr_module_source", [&] {
+    require(size, "size");
+    rt().check_module(module);
+    const std::string& source = module->module->source();
+    const size_t capacity = *size;
+    *size = source.size() + 1;
+    require(text, "text");
+    if (source.size() + 1 > capacity)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the source needs {} bytes, the buffer has {}", source.size() + 1, capacity);
+    copy_string(text, capacity, source);
+  });
+}
+
 lr_status_t lr_kernel_get(lr_module_t* module, const char* name, lr_kernel_t** kernel) {
   return guard("lr_kernel_get", [&] {
     require(kernel, "kernel");

@@ -291,6 +291,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
                 {"name", m.name},
                 {"kernel", m.kernel},
                 {"code_object", P->kernel.code_object().string()},
+                {"code_object_entry", P->kernel.code_object_entry()},
                 {"backend", P->props().backend},
                 {"device_index", P->device().index()},
                 {"launch", launch_json(m)},

@@ -471,6 +471,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
       kernels.push_back({{"step", firsts[w]->name},
                          {"kernel", k.kernel_name()},
                          {"code_object", k.code_object().string()},
+                         {"code_object_entry", k.code_object_entry()},
                          {"kernargs", {{"bytes", P.kernel_step(w).kernargs.size()}, {"layout_checked", k.layout_checked()}}}});
     }
     const uint64_t copies = static_cast<uint64_t>(

@@ -14,14 +14,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto inside = [&](std::span<const std::byte> s) {
     return s.empty() || (s.data() >= image.data() && s.size() <= size_t(image.data() + size - s.data()));
   };
+  // Entries point into the input, or into bytes they own (decoded).
+  auto owned = [](const CodeObjectEntry& e) {
+    if (!e.storage) return false;
+    const auto* begin = e.storage->data();
+    return e.bytes.empty() || (e.bytes.data() >= begin && e.bytes.size() <= size_t(begin + e.storage->size() - e.bytes.data()));
+  };
   try {
-    for (const auto& e : code_object_entries(image))
-      if (!inside(e.bytes) || e.offset > size || e.size > size - e.offset) std::abort();
+    for (auto& e : code_object_entries(image)) {
+      if (!(inside(e.bytes) || owned(e)) || !inside(e.stored)) std::abort();
+      if (!e.in_compressed_bundle && (e.offset > size || e.size > size - e.offset)) std::abort();
+      try {
+        decode_entry(e);
+        if (!(inside(e.bytes) || owned(e))) std::abort();
+        if (!e.compression.empty() && e.bytes.size() != e.uncompressed_size) std::abort();
+      } catch (const FormatError&) {
+      }
+    }
   } catch (const FormatError&) {
   }
+  // The entry choice of both GPU backends.
+  for (const char* agent : {"gfx90a:sramecc+:xnack+", "gfx1100"})
+    try {
+      (void)select_for_amdgpu(image, amdgpu::parse_target_id(agent));
+    } catch (const FormatError&) {
+    }
+  for (uint32_t sm : {80u, 90u, 100u})
+    try {
+      (void)select_for_cuda(image, sm, "fuzz device");
+    } catch (const FormatError&) {
+    }
   try {
     for (const auto& t : inspect_code_object(image).targets) {
-      if (t.offset > size || t.size > size - t.offset) std::abort();
+      if (t.size > kMaxDecompressedBytes) std::abort();
       if (t.format != Format::Hsaco && t.format != Format::HostSharedObject) continue;
       // These readers check every argument against the kernarg segment.
       for (const auto& k : t.kernels)

@@ -22,7 +22,9 @@ case $target in
     ;;
   code_object)
     # One small code object per format (tests/fuzz/seeds/code_object): HSACO,
-    # offload bundle, cubin, fatbin, PTX, stripped host kernel library.
+    # offload bundle (plain and compressed), cubin, fatbin (plain, zstd and
+    # LZ4 entries), PTX, stripped host kernel library, host library with a
+    # .hip_fatbin.
     cp "$repo"/tests/fuzz/seeds/code_object/* "$seeds"/
     ;;
 esac

@@ -7,9 +7,10 @@ Every kernel's symbol, kernarg size/alignment, group/private segment sizes,
 workgroup size, wavefront size, register counts and every argument (offset,
 size, value kind, address space; hidden ones included) must match the
 NT_AMDGPU_METADATA note as LLVM prints it; so must target and versions. For an
-offload bundle each AMDGPU entry is extracted with clang-offload-bundler (next
-to llvm-readelf) and compared with its target in the inspect output (the
-document's shape: docs/code-objects.md).
+offload bundle (compressed or not) each AMDGPU entry is extracted with
+clang-offload-bundler (next to llvm-readelf) and compared with its target in
+the inspect output (the document's shape: docs/code-objects.md); for a host
+binary, from the bundle its .hip_fatbin section holds (llvm-objcopy).
 """
 import json
 import os
@@ -127,9 +128,22 @@ def main():
         errors += compare(hsacos[0], readelf_metadata(readelf, path), readelf_abi_version(readelf, path),
                           os.path.basename(path))
         checked = len(hsacos[0]["kernels"])
-    elif obj["format"] == "clang-offload-bundle":
+    elif obj["format"] in ("clang-offload-bundle", "compressed-clang-offload-bundle", "host-binary"):
         bundler = readelf.replace("llvm-readelf", "clang-offload-bundler")
         with tempfile.TemporaryDirectory() as tmp:
+            if obj["format"] == "host-binary":
+                # The bundle as the ELF holds it: .hip_fatbin dumped by llvm-objcopy.
+                if any(t.get("bundle", 0) != 0 for t in hsacos):
+                    errors.append("several bundles in .hip_fatbin: only the first can be unbundled here")
+                section = os.path.join(tmp, "hip_fatbin.bin")
+                subprocess.run([readelf.replace("llvm-readelf", "llvm-objcopy"), f"--dump-section=.hip_fatbin={section}",
+                                path, os.path.join(tmp, "copy.o")], check=True)
+                path = section
+            listed = subprocess.run([bundler, "--list", "--type=o", f"--input={path}"], check=True,
+                                    capture_output=True, text=True).stdout.split()
+            amd = sorted(e for e in listed if "amdgcn" in e)
+            if amd != sorted(t["entry"] for t in hsacos):
+                errors.append(f"entries: lrrt {sorted(t['entry'] for t in hsacos)} vs clang-offload-bundler --list {amd}")
             for t in hsacos:
                 out = os.path.join(tmp, "entry.hsaco")
                 subprocess.run([bundler, "--unbundle", "--type=o", f"--input={path}",

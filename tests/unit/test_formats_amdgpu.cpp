@@ -217,11 +217,11 @@ TEST_CASE("formats amdgpu: offload bundles that lie are FormatErrors") {
   CHECK(ok[0].triple == "amdgcn-amd-amdhsa");
   CHECK(ok[0].kind == "hipv4");
   CHECK(ok[0].image.size() == 8);
-  // Compressed bundles are recognised and refused with a sentence.
+  // A compressed bundle whose stream is no zstd frame is refused with a
+  // sentence (tests/unit/test_formats_containers.cpp reads real ones).
   auto ccob = bytes_of("CCOB\x01\x00\x01\x00 and more");
   CHECK(detect_format(ccob) == Format::CompressedOffloadBundle);
-  CHECK(error_of_bundle(ccob).find("compressed bundles (CCOB") != std::string::npos);
-  CHECK_THROWS_AS(code_object_entries(ccob), FormatError);
+  CHECK(error_of([&] { code_object_entries(ccob); }).find("compressed bundle") != std::string::npos);
   // No entry for the agent: the message lists what is there.
   try {
     select_bundle_entry(ok, parse_target_id("gfx90a"));

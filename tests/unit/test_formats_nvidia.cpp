@@ -245,7 +245,8 @@ TEST_CASE("formats nvidia: fatbin entries, and fatbins that lie") {
   CHECK(entries[1].format == Format::Ptx);
   CHECK(entries[1].target == "compute_90");
 
-  // A compressed entry is listed with its target; its bytes are not read.
+  // A compressed entry is listed with its target; its bytes are decoded only
+  // when read (tests/unit/test_formats_containers.cpp reads real ones).
   auto compressed = f;
   put<uint64_t>(compressed, 16 + 40, 0x8000);
   auto c = parse_fatbin(compressed);
@@ -268,20 +269,20 @@ TEST_CASE("formats nvidia: fatbin entries, and fatbins that lie") {
   CHECK(lie(16 + 8, kMax - 32).find("entry 0") != std::string::npos);
   // One byte too many: entry 0 still fits, the next header read from there does not.
   CHECK(lie(16 + 8, uint64_t(cubin.size() + 1)).find("invalid fatbin: entry 1") == 0);
-  // inspect: one target per entry; a compressed one says why it has no kernels;
-  // a corrupt one fails the file, naming the entry.
+  // inspect: one target per entry; a compressed one that is no zstd frame,
+  // or a corrupt one, fails the file, naming the entry.
   auto inspected = inspect_code_object(f);
   REQUIRE(inspected.targets.size() == 2);
   CHECK(inspected.targets[0].entry == "sm_90 cubin");
   CHECK(inspected.targets[0].kernels.at(0).registers == 40u);
   CHECK(inspected.targets[1].kernels.at(0).args.at(0).kind == ArgKind::GlobalBuffer);  // .ptr
-  auto packed = inspect_code_object(compressed);
-  CHECK(packed.targets[0].kernels.empty());
-  CHECK(packed.targets[0].note.find("compressed (zstd)") != std::string::npos);
+  CHECK(error_of([&] { inspect_code_object(compressed); }).find("records no uncompressed size") != std::string::npos);
+  put<uint64_t>(compressed, 16 + 56, cubin.size());
+  CHECK(error_of([&] { inspect_code_object(compressed); }).find("not a zstd frame") != std::string::npos);
   auto corrupt = f;
   put<uint64_t>(corrupt, 16 + 64 + offsetof(Elf64_Ehdr, e_shoff), kMax - 100);
   std::string m = error_of([&] { inspect_code_object(corrupt); });
-  CHECK(m.find("fatbin entry sm_90 cubin") == 0);
+  CHECK(m.find("entry 'sm_90 cubin'") == 0);
   CHECK(m.find("invalid cubin") != std::string::npos);
   // Every truncation.
   for (size_t len = 4; len < f.size(); ++len) {
@@ -331,7 +332,7 @@ TEST_CASE("formats nvidia: nvcc-built saxpy cubin") {
   CHECK(k.registers > 0);
   CHECK(check_image_for_device(cubin, 90, "d").empty());
   std::string msg = check_image_for_device(cubin, 100, "device 0 (B200, sm_100)");
-  CHECK(msg.find("built for sm_90") != std::string::npos);
+  CHECK(msg.find("the cubin is built for sm_90 but") != std::string::npos);
   CHECK(msg.find("sm_100") != std::string::npos);
   for (size_t len = 0; len < cubin.size(); len += 41) {
     try {

@@ -47,6 +47,8 @@ class LoadedKernel {
   const lrrt::Device& device() const { return device_; }
   const lr_device_properties_t& device_properties() const { return properties_; }
   const std::filesystem::path& code_object() const { return code_object_; }
+  // Which code object of the file was loaded and why (lr_module_source).
+  std::string code_object_entry() const { return module_.source(); }
   const lrrt::Kernel& kernel() const { return kernel_; }
   const std::string& kernel_name() const { return kernel_name_; }
   const KernargLayout& layout() const { return layout_; }

@@ -8,9 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -59,7 +61,22 @@ struct Inspection {
   std::vector<InspectedTarget> targets;
 };
 
+// What to list: entries whose target is `target` (or, for AMD targets,
+// `target` plus features: "gfx90a" takes "gfx90a:xnack+"), kernels for which
+// `kernel` says yes. A target none of whose kernels pass is left out when a
+// kernel filter is given. Entries a filter leaves out are not decoded.
+struct InspectFilter {
+  std::string target;  // "" for all
+  std::function<bool(std::string_view)> kernel;  // empty for all
+};
+
 // FormatError when the bytes are no code object lrrt reads, or malformed.
-Inspection inspect_code_object(std::span<const std::byte> image);
+// With `each`, every target is handed to it as soon as it is read and not
+// kept in the result (a library of 10^4 entries streams); without, the
+// result holds them all.
+Inspection inspect_code_object(std::span<const std::byte> image, const InspectFilter& filter = {},
+                               const std::function<void(InspectedTarget&&)>& each = {});
+// Whether a target passes the target filter.
+bool target_matches(std::string_view target, std::string_view filter);
 
 }  // namespace lrrt::formats

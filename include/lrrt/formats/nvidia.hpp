@@ -16,8 +16,11 @@
 //  - fatbin: header {u32 magic 0xBA55ED50, u16 version, u16 header size,
 //    u64 payload bytes}, then entries {u16 kind (1 PTX, 2 ELF), u16 version,
 //    u32 header size, u64 payload size, u32 compressed size @16,
-//    u32 SM @28, u64 flags @40 (0x2000 lz4, 0x8000 zstd compressed),
-//    u64 uncompressed size @56}.
+//    u32 SM @28, u64 flags @40 (0x2000 LZ4 block, 0x8000 zstd frame;
+//    0x100000 arch-specific "a", 0x200000 family-specific "f"), u64
+//    uncompressed size @56}; nvcc -Xfatbin -compress-all writes zstd by
+//    default and LZ4 with --compress-mode=speed. Compressed entries store
+//    the compressed length @16, padded to 8 bytes.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +57,7 @@ struct ImageKernel {
 
 struct CubinInfo {
   uint32_t sm = 0;  // 90 for sm_90
+  char variant = 0;  // 'a' (sm_90a, arch-specific), 'f' (sm_100f, family-specific) or 0
   uint32_t elf_abi_version = 0;
   uint32_t e_flags = 0;
   std::vector<ImageKernel> kernels;
@@ -62,6 +66,7 @@ struct CubinInfo {
 struct PtxInfo {
   std::string version;  // "9.0"
   uint32_t sm = 0;      // .target sm_90 -> 90
+  char variant = 0;     // .target sm_90a -> 'a', sm_100f -> 'f'
   std::string target;   // the whole .target line's value
   std::vector<ImageKernel> kernels;
 };
@@ -71,6 +76,7 @@ struct FatbinEntry {
   Kind kind = Kind::Other;
   uint16_t raw_kind = 0;  // the header's kind field
   uint32_t sm = 0;
+  char variant = 0;     // flags 0x100000 'a', 0x200000 'f'
   uint64_t offset = 0;  // payload offset in the fatbin
   uint64_t size = 0;    // stored payload bytes
   uint64_t uncompressed_size = 0;
@@ -100,6 +106,15 @@ uint32_t cubin_sm(std::span<const std::byte> image);
 // device's; PTX needs a target no higher than the device.
 bool cubin_runs_on(uint32_t image_sm, uint32_t device_sm);
 bool ptx_runs_on(uint32_t ptx_sm, uint32_t device_sm);
+// The same with the target's variant: arch-specific code ('a': sm_90a,
+// compute_90a) runs only on that exact SM; family-specific code ('f':
+// sm_100f) on the same major version with a minor version no lower.
+bool sass_runs_on(uint32_t sm, char variant, uint32_t device_sm);
+bool ptx_runs_on(uint32_t sm, char variant, uint32_t device_sm);
+// "sm_90a", "compute_100f", "sm_90".
+std::string arch_name(uint32_t sm, char variant, bool ptx);
+// " (arch-specific: it runs only on sm_90)", or "" for plain targets.
+std::string variant_note(uint32_t sm, char variant);
 
 // "sm_90 cubin, compute_90 PTX": the targets an image holds, for messages.
 std::string describe_image_targets(std::span<const std::byte> image);

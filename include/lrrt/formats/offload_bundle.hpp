@@ -1,12 +1,14 @@
 // Clang offload bundles ("__CLANG_OFFLOAD_BUNDLE__"), the container HIP uses
 // for fat binaries: a header, then (offset, size, id) per entry. Entry ids
 // look like "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+" or
-// "host-x86_64-unknown-linux-gnu-". Compressed bundles ("CCOB") are
-// recognised and refused with a sentence (not read yet).
+// "host-x86_64-unknown-linux-gnu-". Compressed bundles ("CCOB", clang's
+// --offload-compress; versions 1-3, zlib or zstd) are decompressed, their
+// sizes and MD5 hash checked, before any entry is read.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +29,22 @@ struct BundleEntry {
 
 // FormatError("invalid clang offload bundle: ...") when malformed or compressed.
 std::vector<BundleEntry> parse_offload_bundle(std::span<const std::byte> bundle);
+
+struct OffloadBundle {
+  std::vector<BundleEntry> entries;
+  uint64_t stored_size = 0;        // bytes of the input the bundle occupies (where a next one may start)
+  std::string compression;         // "", "zlib", "zstd"
+  uint16_t compressed_version = 0;  // CCOB version, 0 when not compressed
+  // The decompressed bundle the entries point into (null when not compressed).
+  std::shared_ptr<const std::vector<std::byte>> storage;
+};
+
+// A bundle at the start of `bytes`, compressed or not; bytes after it are
+// ignored (stored_size says where it ends). FormatError("invalid clang
+// offload bundle: ...") when malformed, when a compressed one's sizes lie or
+// its stream is corrupt, or when its hash does not match.
+OffloadBundle read_offload_bundle(std::span<const std::byte> bytes);
+bool is_compressed(std::span<const std::byte> bytes);
 
 // The AMDGPU entry that best matches `agent`; FormatError listing the
 // targets present when none does.

@@ -9,11 +9,11 @@
 #include "cuda_device.hpp"
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/nvidia.hpp"
+#include "lrrt/formats/select.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
 
-using formats::nvidia::check_image_for_device;
 using formats::nvidia::describe_image_targets;
 using formats::nvidia::image_kernel;
 using formats::nvidia::image_kernel_names;
@@ -30,13 +30,25 @@ std::string trim_log(const char* log) {
 
 // ---------------------------------------------------------------- loading
 
-std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> image) {
-  if (formats::format_backend(formats::detect_format(image)) != "cuda")
+std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> full_image) {
+  const formats::Format format = formats::detect_format(full_image);
+  if (formats::format_backend(format) != "cuda" && format != formats::Format::HostSharedObject)
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
-               "the cuda backend cannot load {}: it takes cubins, fatbins and PTX",
-               formats::describe_format(image));
-  if (std::string why = check_image_for_device(image, sm_, description_); !why.empty())
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", why);
+               "the cuda backend cannot load {}: it takes cubins, fatbins, PTX and host binaries with a "
+               ".nv_fatbin section",
+               formats::describe_format(full_image));
+  // lrrt picks the entry (exact SASS, compatible SASS, then PTX) and loads
+  // only it, decoded: the driver never sees a container, so the result can
+  // say which code ran, and compressed entries need no driver support.
+  // A FormatError (nothing runs here, a corrupt entry) reaches the C ABI as
+  // LR_ERROR_INVALID_IMAGE.
+  formats::Selection selection;
+  try {
+    selection = formats::select_for_cuda(full_image, sm_, description_);
+  } catch (const formats::FormatError& e) {
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
+  }
+  const std::span<const std::byte> image = selection.entry.bytes;
 
   // The driver reads PTX as a NUL-terminated string and wants binaries
   // 8-byte aligned: keep an owned, aligned, terminated copy.
@@ -67,7 +79,9 @@ std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> image
                   cu_error_text(r), log.empty() ? "" : "; JIT log: ", log);
   }
   owned.resize(image.size());
-  return std::make_unique<CudaModule>(*this, module, std::move(owned));
+  auto loaded = std::make_unique<CudaModule>(*this, module, std::move(owned));
+  loaded->set_source(std::move(selection.description));
+  return loaded;
 }
 
 // ---------------------------------------------------------------- modules

@@ -1,6 +1,7 @@
 #include "host_executable.hpp"
 
 #include "error.hpp"
+#include "lrrt/formats/container.hpp"
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/host_library.hpp"
 
@@ -25,7 +26,19 @@ std::span<const std::byte> host_image(std::span<const std::byte> image) {
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,
                "the code object is {}; the host device runs host shared objects (*.host.so)",
                formats::describe_format(image));
+  if (formats::file_format(image) == formats::Format::HostBinary) {
+    std::string targets;
+    for (const auto& e : formats::code_object_entries(image))
+      targets += fmt::format("{}{} ({})", targets.empty() ? "" : ", ", e.target, formats::format_backend(e.format));
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE,
+               "the code object is a host binary carrying GPU code ({}) and no host kernels; run it with the "
+               "backend named for its targets (--backend hsa or cuda)",
+               targets);
+  }
   formats::host::check_loadable(image);
+  // Only a library that exports the query function is loaded: anyone
+  // else's (librocrand, libcublas) would run its constructors in lrrt.
+  (void)formats::host::read_host_library(image);
   return image;
 }
 
@@ -35,6 +48,7 @@ HostKernel::HostKernel(const lrrt_host_kernel_t& desc)
     : info_(formats::host::kernel_info(desc)), entry_(desc.entry) {}
 
 HostModule::HostModule(std::span<const std::byte> image) : library_(host_image(image)) {
+  source_ = fmt::format("the whole file: a host kernel library for {}", formats::host_machine());
   const lrrt_host_library_t* lib = query_library(library_.symbols());
   for (uint32_t i = 0; i < lib->kernel_count; ++i) {
     const auto& k = lib->kernels[i];

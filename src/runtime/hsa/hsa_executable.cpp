@@ -4,7 +4,7 @@
 #include "hsa_executable.hpp"
 
 #include "lrrt/formats/format.hpp"
-#include "lrrt/formats/offload_bundle.hpp"
+#include "lrrt/formats/select.hpp"
 
 namespace lrrt::rt::hsa {
 
@@ -13,16 +13,16 @@ namespace lrrt::rt::hsa {
 HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : device_(device) {
   const HsaSymbols& api = device.api();
   const auto& agent_target = device.target();
-  std::span<const std::byte> elf = image;
-  auto format = formats::detect_format(image);
-  if (format == formats::Format::OffloadBundle || format == formats::Format::CompressedOffloadBundle) {
-    auto entries = formats::parse_offload_bundle(image);
-    elf = formats::select_bundle_entry(entries, agent_target).image;
-  } else if (format != formats::Format::Hsaco) {
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "the hsa backend cannot load {}; it takes AMDGPU code "
-               "objects (HSACO) and clang offload bundles",
-               formats::describe_format(image));
+  // HSACO, a bundle (compressed or not) or a host binary's .hip_fatbin: the
+  // entry for this agent, decoded.
+  formats::Selection selection;
+  try {
+    selection = formats::select_for_amdgpu(image, agent_target);
+  } catch (const formats::FormatError& e) {
+    LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
   }
+  source_ = selection.description;
+  std::span<const std::byte> elf = selection.entry.bytes;
   amdgpu::CodeObject co = amdgpu::parse_code_object(elf);
   if (!amdgpu::target_compatible(co.target_id, agent_target))
     LRRT_THROW(LR_ERROR_INVALID_IMAGE,

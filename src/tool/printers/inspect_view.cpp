@@ -104,8 +104,15 @@ Layout inspect_layout(const json& doc) {
   Layout out;
   for (const auto& o : list(doc, "objects")) {
     const json& targets = list(o, "targets");
-    out.heading(fmt::format("{}: {}, {} bytes, {} target(s)", text_of(o, "file"), text_of(o, "format"),
-                            text_of(o, "size", "0"), targets.size()));
+    // Streamed output (lrrt inspect to a terminal) comes a target at a
+    // time: the file's heading once, without a count it does not know yet.
+    if (member(o, "streamed") == true) {
+      if (member(o, "continued") != true)
+        out.heading(fmt::format("{}: {}, {} bytes", text_of(o, "file"), text_of(o, "format"), text_of(o, "size", "0")));
+    } else {
+      out.heading(fmt::format("{}: {}, {} bytes, {} target(s)", text_of(o, "file"), text_of(o, "format"),
+                              text_of(o, "size", "0"), targets.size()));
+    }
     for (const auto& t : targets) {
       out.heading(target_heading(t), 1);
       std::string facts;

@@ -1,0 +1,36 @@
+// Which code object of a file runs on a device, and why: the one rule the
+// runtime's backends follow and `lrrt run` reports ("code_object_entry" in
+// its results). A plain code object is its own choice, once checked against
+// the device; a container's entries are ranked:
+//  - AMD: the ISA must match the agent's processor, and every feature the
+//    entry fixes (xnack, sramecc) must match the agent's; an entry fixing a
+//    feature beats one that leaves it "any".
+//  - NVIDIA: exact SASS (the device's SM; an arch-specific sm_90a first),
+//    then compatible SASS (same major version, highest minor no higher than
+//    the device's; never another SM's arch-specific code), then PTX for the
+//    driver to JIT (the highest target the device runs).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lrrt/formats/amdgpu.hpp"
+#include "lrrt/formats/container.hpp"
+
+namespace lrrt::formats {
+
+struct Selection {
+  CodeObjectEntry entry;  // decoded: entry.bytes is the code object to load
+  // "entry 'sm_90 cubin' of fatbin 0 in section .nv_fatbin: exact SASS for
+  // sm_90", or "the whole file: a cubin for sm_90".
+  std::string description;
+};
+
+// FormatError naming the device and the targets present when nothing in the
+// file runs there (or the file is malformed).
+Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent);
+Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device);
+
+}  // namespace lrrt::formats

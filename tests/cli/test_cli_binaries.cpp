@@ -1,0 +1,202 @@
+// `lrrt inspect` and `lrrt run` on the binaries users have (docs/code-objects.md):
+// host libraries carrying .hip_fatbin (plain and compressed bundles), their
+// filters and streamed output, the host backend refusing to load them (no
+// constructor runs), and corrupt variants ending in exit 2.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <set>
+
+#include "cli_support.hpp"
+
+using namespace cli_test;
+
+namespace {
+
+const fs::path kBinaries = LRRT_CLI_BINARY_DIR;
+
+// vector_add_i32 with fresh random inputs (a seed per run), c poisoned,
+// every element checked against lrrt's reference sums; `code_object` as given.
+json vector_add_manifest(const json& code_object, uint32_t n, std::mt19937& rng) {
+  return json{{"lrrt_manifest", 1},
+              {"code_object", code_object},
+              {"kernel", "vector_add_i32"},
+              {"buffers",
+               {{{"name", "a"}, {"type", "i32"}, {"count", n},
+                 {"init", {{"random", {{"min", -1000000}, {"max", 1000000}, {"seed", rng()}}}}}},
+                {{"name", "b"}, {"type", "i32"}, {"count", n},
+                 {"init", {{"random", {{"min", -1000000}, {"max", 1000000}, {"seed", rng()}}}}}},
+                {{"name", "c"}, {"type", "i32"}, {"count", n}, {"init", {{"fill", -559038737}}}}}},
+              {"args", {{{"buffer", "a"}}, {{"buffer", "b"}}, {{"buffer", "c"}}, {{"type", "u32"}, {"value", n}}}},
+              {"launch", {{"workgroup_size", {64}}, {"global_size", {n}}}},
+              {"verify", {{{"buffer", "c"}, {"expected", {{"reference", "vector_add_i32"}}}}}}};
+}
+
+#if defined(LRRT_CLI_HSA_STANDIN)
+struct StandIn {  // the hsa stand-in for one test
+  StandIn() {
+    setenv("LRRT_HSA_LIBRARY", LRRT_CLI_HSA_STANDIN, 1);
+    setenv("LRRT_WAIT_TIMEOUT_MS", "20000", 1);
+  }
+  ~StandIn() {
+    unsetenv("LRRT_HSA_LIBRARY");
+    unsetenv("LRRT_WAIT_TIMEOUT_MS");
+  }
+};
+#endif
+
+}  // namespace
+
+#if defined(LRRT_CLI_AMD_BUNDLES)
+TEST_CASE("inspect: host libraries with .hip_fatbin list every target and kernel, and load nothing") {
+  TempDir dir;
+  const fs::path mark = dir / "constructor-ran";
+  setenv("LRRT_FIXTURE_CONSTRUCTOR_MARK", mark.c_str(), 1);
+  for (std::string name : {"vector_add.hipfatbin.so", "vector_add.hipfatbin.ccob.so"}) {
+    CAPTURE(name);
+    Result r = run_lrrt(dir, {"inspect", (kBinaries / name).string(), "--format", "json"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const json doc = json::parse(r.out);
+    const json& object = doc["objects"][0];
+    CHECK(object["format"] == "host-binary");
+    std::set<std::string> targets;
+    for (const auto& t : object["targets"]) {
+      if (t["format"] != "hsaco") continue;
+      CHECK(t["section"] == ".hip_fatbin");
+      if (name.find("ccob") != std::string::npos) CHECK(t["compression"] == "zstd");
+      targets.insert(t["target"].get<std::string>());
+      std::set<std::string> kernels;
+      for (const auto& k : t["kernels"]) kernels.insert(k["name"].get<std::string>());
+      CHECK(kernels == std::set<std::string>{"vector_add_f32", "vector_add_i32"});
+    }
+    CHECK(targets.size() >= 2);
+    // Filters: one processor (every feature variant of it), one kernel.
+    r = run_lrrt(dir, {"inspect", (kBinaries / name).string(), "--format", "json", "--target", "gfx90a", "--kernel",
+                       "_i32$"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const json filtered = json::parse(r.out)["objects"][0]["targets"];
+    REQUIRE(!filtered.empty());
+    for (const auto& t : filtered) {
+      CHECK(t["target"].get<std::string>().rfind("gfx90a", 0) == 0);
+      REQUIRE(t["kernels"].size() == 1);
+      CHECK(t["kernels"][0]["name"] == "vector_add_i32");
+    }
+    // Streamed (stdout) and written whole (-o) are the same document.
+    const fs::path whole = dir / "whole.json";
+    r = run_lrrt(dir, {"inspect", (kBinaries / name).string(), "-o", whole.string(), "-q"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    json a = doc, b = json::parse(read_text(whole));
+    a.erase("meta");
+    b.erase("meta");
+    CHECK(a == b);
+    fs::remove(whole);
+    // The host backend does not load a library that is not lrrt's.
+    r = run_lrrt(dir, {"run", "--backend", "host", "-q",
+                       write_manifest(dir, "m.json", json{{"lrrt_manifest", 1},
+                                                          {"code_object", (kBinaries / name).string()},
+                                                          {"kernel", "vector_add_i32"},
+                                                          {"args", json::array()},
+                                                          {"launch", {{"workgroup_size", {1}}, {"workgroup_count", {1}}}},
+                                                          {"verify", {{"skip", "refused"}}}})
+                           .string()});
+    CHECK(r.rc == 2);
+    CHECK_MESSAGE(r.err.find("host binary carrying GPU code") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("--backend hsa") != std::string::npos, r.err);
+  }
+  unsetenv("LRRT_FIXTURE_CONSTRUCTOR_MARK");
+  CHECK_FALSE(fs::exists(mark));  // no constructor of the fixture ever ran
+}
+
+TEST_CASE("inspect: a table and CSV stream target by target, with one heading per file and one CSV header") {
+  TempDir dir;
+  const std::string lib = (kBinaries / "scale.hip.ccob.so").string();
+  Result r = run_lrrt(dir, {"inspect", lib, lib, "--format", "table"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  size_t headings = 0;
+  for (size_t p = 0; (p = r.out.find(lib + ": host-binary", p)) != std::string::npos; ++p) ++headings;
+  CHECK(headings == 2);
+  CHECK(r.out.find("scale_f32") != std::string::npos);
+  CHECK(r.out.find("3 target(s)") != std::string::npos);
+  r = run_lrrt(dir, {"inspect", lib, "--format", "csv", "--kernel", "^offset"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  size_t headers = 0, rows = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("file,", 0) == 0) ++headers;
+    else if (!line.empty()) {
+      ++rows;
+      CHECK(line.find("offset_i32") != std::string::npos);
+    }
+  }
+  CHECK(headers == 1);
+  CHECK(rows == 2 * 3);  // two targets, three arguments each
+  // A bad regular expression is exit 2 naming the option.
+  r = run_lrrt(dir, {"inspect", lib, "--kernel", "(unclosed"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--kernel") != std::string::npos);
+  CHECK(r.err.find("is not a regular expression") != std::string::npos);
+}
+
+#if defined(LRRT_CLI_HSA_STANDIN)
+TEST_CASE("run: a kernel from a host library's .hip_fatbin, plain or compressed, runs verified on hsa") {
+  StandIn standin;
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  for (std::string name : {"vector_add.hipfatbin.so", "vector_add.hipfatbin.ccob.so"}) {
+    CAPTURE(name);
+    const fs::path manifest = write_manifest(dir, "m.json", vector_add_manifest({{"hsa", (kBinaries / name).string()}}, 3001, rng));
+    Result r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1",
+                              "--warmup", "0", "-q", "-o", (dir / "out.json").string(), manifest.string()});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const json result = json::parse(read_text(dir / "out.json"))["runs"][0];
+    const std::string entry = result["code_object_entry"];
+    CHECK_MESSAGE(entry.find("in section .hip_fatbin") != std::string::npos, entry);
+    CHECK_MESSAGE(entry.find(name.find("ccob") != std::string::npos ? "compressed bundle 0" : "of bundle 0") !=
+                      std::string::npos,
+                  entry);
+    fs::remove(dir / "out.json");
+    // The check can fail: constant inputs, and one expected sum off by one.
+    json wrong = json::parse(read_text(manifest));
+    const int32_t x = int32_t(rng() % 1000), y = int32_t(rng() % 1000);
+    wrong["buffers"][0]["init"] = {{"fill", x}};
+    wrong["buffers"][1]["init"] = {{"fill", y}};
+    std::vector<int64_t> sums(3001, int64_t(x) + y);
+    sums[1500] += 1;
+    wrong["verify"][0]["expected"] = {{"values", sums}};
+    r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1", "--warmup",
+                       "0", "-q", write_manifest(dir, "wrong.json", wrong).string()});
+    CHECK(r.rc == 1);
+  }
+}
+#endif
+
+TEST_CASE("run and inspect: corrupt host binaries and compressed bundles end in exit 2, never a crash") {
+  TempDir dir;
+  const std::string seed_text = std::getenv("LRRT_TEST_SEED") ? std::getenv("LRRT_TEST_SEED") : "";
+  const unsigned seed = seed_text.empty() ? std::random_device{}() : unsigned(std::stoul(seed_text));
+  MESSAGE("corrupt binaries: seed " << seed << " (LRRT_TEST_SEED=" << seed << " repeats it)");
+  std::mt19937 rng(seed);
+  for (std::string name : {"scale.hip.ccob.so", "vector_add.hipfatbin.ccob.so", "vector_add.bundle.ccob.hsaco"}) {
+    const std::string original = read_text(kBinaries / name);
+    int refused = 0;
+    for (int copy = 0; copy < 40; ++copy) {
+      std::string bytes = original;
+      if (copy % 2) {
+        bytes.resize(std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(rng));
+      } else {
+        for (int k = 0; k < 8; ++k) bytes[std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(rng)] ^= char(1 + rng() % 255);
+      }
+      const fs::path bad = dir / ("bad." + name);
+      write_text(bad, bytes);
+      INFO(name << " copy " << copy);
+      Result r = run_lrrt(dir, {"inspect", bad.string(), "--format", "json"});
+      CHECK_MESSAGE((r.rc == 0 || r.rc == 2), "rc ", r.rc, ": ", r.err);
+      if (r.rc == 2) {
+        ++refused;
+        CHECK_MESSAGE(r.err.find(bad.string()) != std::string::npos, r.err);
+      }
+    }
+    CHECK(refused > 0);
+  }
+}
+#endif
