@@ -7,6 +7,7 @@
 #include "lrrt/formats/elf.hpp"             // the bounds-checked ELF reader
 #include "lrrt/formats/kernel.hpp"          // KernelInfo, KernelArgInfo, ArgKind
 #include "lrrt/formats/amdgpu.hpp"          // HSACO metadata, target IDs, kernarg layout
+#include "lrrt/formats/amdgpu_printf.hpp"   // OpenCL printf: format table, printf buffer records
 #include "lrrt/formats/compression.hpp"     // zlib, zstd, LZ4, MD5
 #include "lrrt/formats/offload_bundle.hpp"  // clang offload bundles, plain and compressed
 #include "lrrt/formats/nvidia.hpp"          // cubin, fatbin, PTX

@@ -274,7 +274,10 @@ LRRT_API lr_status_t lr_module_kernel_name(lr_module_t *module, uint32_t index,
  * how much to allocate). */
 LRRT_API lr_status_t lr_module_source(lr_module_t *module, char *text, size_t *size);
 
-/* Kernel handles are owned by their module. */
+/* Kernel handles are owned by their module. LR_ERROR_NOT_SUPPORTED: the
+ * kernel needs a runtime service the backend does not provide (hsa: a
+ * hostcall buffer, a device heap, device-side enqueue, ...; the message names
+ * the kernel and each service, docs/backends/hsa.md lists them). */
 LRRT_API lr_status_t lr_kernel_get(lr_module_t *module, const char *name,
                                    lr_kernel_t **kernel);
 LRRT_API lr_status_t lr_kernel_get_properties(lr_kernel_t *kernel,

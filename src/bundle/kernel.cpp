@@ -122,6 +122,9 @@ lrrt::Kernel find_kernel(const lrrt::Module& module, const Manifest& m, const fs
     return module.kernel(m.kernel);
   } catch (const lrrt::Error& e) {
     if (e.status() != LR_ERROR_NOT_FOUND && !is_input_status(e.status())) throw DeviceError(e.what());
+    // There, but the runtime will not run it (hsa: a service it does not
+    // provide): the runtime's message says why.
+    if (e.status() != LR_ERROR_NOT_FOUND) throw ManifestError("/kernel", e.what());
     std::string names;
     try {
       for (const auto& n : module.kernel_names()) names += (names.empty() ? "" : ", ") + n;

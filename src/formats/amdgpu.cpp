@@ -83,6 +83,7 @@ KernelInfo parse_kernel(const Obj& k) {
   info.wavefront_size = get_u32(k, ".wavefront_size");
   info.sgpr_count = get_u32(k, ".sgpr_count");
   info.vgpr_count = get_u32(k, ".vgpr_count");
+  info.language = get_str(k, ".language");
   info.has_arg_layout = true;
   if (const Obj* args = map_get(k, ".args")) {
     if (args->type != msgpack::type::ARRAY) bad(info.name + ": .args is not an array");
@@ -124,6 +125,14 @@ void read_metadata(std::span<const std::byte> note, CodeObject& co) {
     for (uint32_t i = 0; i < v->via.array.size; ++i)
       if (auto u = as_uint(v->via.array.ptr[i])) co.metadata_version.push_back(*u);
   co.target = get_str(root, "amdhsa.target");
+  if (const Obj* p = map_get(root, "amdhsa.printf")) {
+    if (p->type != msgpack::type::ARRAY) bad("amdhsa.printf is not an array");
+    for (uint32_t i = 0; i < p->via.array.size; ++i) {
+      const Obj& e = p->via.array.ptr[i];
+      if (e.type != msgpack::type::STR) bad(fmt::format("amdhsa.printf entry {} is not a string", i));
+      co.printf_formats.emplace_back(as_str(e));
+    }
+  }
   const Obj* kernels = map_get(root, "amdhsa.kernels");
   if (kernels) {
     if (kernels->type != msgpack::type::ARRAY) bad("amdhsa.kernels is not an array");

@@ -157,7 +157,7 @@ class PreparedSequence {
     try {
       return graph.instantiate(&options);
     } catch (const lrrt::Error& e) {
-      if (e.status() == LR_ERROR_INVALID_ARGUMENT)
+      if (e.status() == LR_ERROR_INVALID_ARGUMENT || e.status() == LR_ERROR_NOT_SUPPORTED)
         throw InputError(fmt::format("/sequence: the runtime rejected the sequence: {}", e.what()));
       throw;
     }

@@ -59,6 +59,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nvidia::image_kernel_names(image);
   nvidia::image_kernel(image, "saxpy");
   nvidia::check_image_for_device(image, 90, "fuzz device");
+  // The hsa backend's printf path: an HSACO's format table, then the same
+  // bytes as a printf buffer decoded with it (never throws, never reads out).
+  try {
+    const auto co = amdgpu::parse_code_object(image);
+    const amdgpu::PrintfTable table(co.printf_formats);
+    const auto decoded = amdgpu::decode_printf_buffer(table, image);
+    if (decoded.used_bytes > UINT32_MAX) std::abort();
+  } catch (const FormatError&) {
+  }
+  {
+    const amdgpu::PrintfTable table({"1:2:4:8:%d %ld\\n", "2:1:16:%v4hld", "3:1:8:%s"});
+    amdgpu::decode_printf_buffer(table, image);
+  }
   try {
     auto entries = parse_offload_bundle(image);
     const auto& chosen = select_bundle_entry(entries, amdgpu::parse_target_id("gfx90a:sramecc+:xnack+"));

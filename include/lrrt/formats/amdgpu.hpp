@@ -42,6 +42,9 @@ struct CodeObject {
   std::vector<uint64_t> metadata_version;  // amdhsa.version
   uint32_t e_flags = 0;
   std::vector<KernelInfo> kernels;
+  // amdhsa.printf: the OpenCL printf format table, entries verbatim
+  // (lrrt/formats/amdgpu_printf.hpp reads them).
+  std::vector<std::string> printf_formats;
 };
 
 // FormatError("invalid AMDGPU code object: ...") on anything malformed.

@@ -44,6 +44,7 @@ struct KernelInfo {
   uint32_t wavefront_size = 0;
   uint32_t sgpr_count = 0;
   uint32_t vgpr_count = 0;
+  std::string language;  // AMD metadata .language ("OpenCL C"), when recorded
 
   uint32_t explicit_arg_count() const {
     uint32_t n = 0;

@@ -42,6 +42,7 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
         executable_, device.agent(), reader_, nullptr, nullptr));
     LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze(executable_, nullptr));
     hsa_agent_t agent = device.agent();
+    std::shared_ptr<const formats::amdgpu::PrintfTable> printf_table;
     for (auto& info : co.kernels) {
       auto k = std::make_unique<HsaKernel>();
       std::string symbol = info.symbol.empty() ? info.name + ".kd" : info.symbol;
@@ -62,6 +63,11 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
       k->private_segment_size = std::max(priv, info.private_segment_size);
       k->info_ = std::move(info);
       k->info_.symbol = symbol;
+      k->services = kernel_services(k->info_);
+      if (k->services.printf_buffer) {
+        if (!printf_table) printf_table = std::make_shared<formats::amdgpu::PrintfTable>(co.printf_formats);
+        k->printf_table = printf_table;
+      }
       kernels_.push_back(std::move(k));
     }
   } catch (...) {
@@ -79,7 +85,10 @@ HsaModule::~HsaModule() {
 
 Kernel& HsaModule::kernel(std::string_view name) {
   for (auto& k : kernels_)
-    if (k->info_.name == name || k->info_.symbol == name) return *k;
+    if (k->info_.name == name || k->info_.symbol == name) {
+      check_services(k->services);  // a kernel needing what lrrt lacks is refused here
+      return *k;
+    }
   std::string names;
   for (auto& k : kernels_) names += (names.empty() ? "" : ", ") + k->info_.name;
   LRRT_THROW(LR_ERROR_NOT_FOUND, "the code object has no kernel '{}' (it has: {})", name,

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "hsa_device.hpp"
+#include "lrrt/formats/amdgpu_printf.hpp"
+#include "services.hpp"
 
 namespace lrrt::rt::hsa {
 
@@ -17,6 +19,9 @@ struct HsaKernel final : public Kernel {
   uint32_t kernarg_size = 0;  // what the loader reports (>= metadata)
   uint32_t group_segment_size = 0;
   uint32_t private_segment_size = 0;
+  KernelServices services;  // what its hidden arguments ask for
+  // The code object's printf format table, when services.printf_buffer.
+  std::shared_ptr<const formats::amdgpu::PrintfTable> printf_table;
   const KernelInfo& info() const override { return info_; }
 };
 

@@ -143,6 +143,11 @@ class HsaGraphExec final : public graph::GraphExec {
   std::vector<SignalRef> keep_;           // pending copies its first packet waits for
   std::string failure_;                   // set once a replay failed: the exec is unusable
   std::vector<hsa_signal_t> join_scratch_;
+  // OpenCL printf (printf_buffer.hpp): the exec's own buffer, in every
+  // printing dispatch's hidden slot; its records are printed once a replay
+  // finished (wait_replay), and each launch attaches the printing kernels again.
+  std::unique_ptr<PrintfBuffer> printf_;
+  std::vector<std::pair<std::shared_ptr<const PrintfTable>, std::string>> printing_;
 };
 
 // The last replay's completion signal as rt::wait sees it: complete below 1,
@@ -261,6 +266,7 @@ void HsaGraphExec::encode(const graph::Graph& graph) {
     size_t args;    // explicit bytes passed
     size_t offset;  // of its slice
     uint32_t group;
+    uint64_t printf_buffer;
   };
   std::vector<Dispatch> dispatch_of(node_count_);
   size_t total = 0;
@@ -274,13 +280,26 @@ void HsaGraphExec::encode(const graph::Graph& graph) {
       // The explicit bytes only, as every backend replays them (padding is not passed).
       size_t args = std::min<size_t>(step.args.size(), k->info_.explicit_kernarg_size());
       uint32_t group = 0;
+      uint64_t printf_buffer = 0;
       try {
         check_explicit_args(k->info_, args);
         group = check_dispatch(*k, step.config, device_.properties());
+        if (k->services.printf_buffer) {
+          if (!printf_) printf_ = std::make_unique<PrintfBuffer>(device_);
+          // Format ids are per code object, and a replay's records share one buffer.
+          if (printf_->conflicts(k->printf_table))
+            LRRT_THROW(LR_ERROR_NOT_SUPPORTED,
+                       "kernel '{}' calls printf with another code object's format table than an earlier "
+                       "kernel of the graph: a replay has one printf buffer, so the printing kernels of a "
+                       "graph must come from one code object (or copies of it)",
+                       k->info_.name);
+          printf_buffer = printf_->attach(k->printf_table, k->info_.name);
+          printing_.emplace_back(k->printf_table, k->info_.name);
+        }
       } catch (const Error& e) {
         LRRT_THROW(e.status(), "{}: {}", names_[v], e.what());
       }
-      dispatch_of[v] = {k, &step, args, total, group};
+      dispatch_of[v] = {k, &step, args, total, group, printf_buffer};
       total += (std::max<size_t>(k->kernarg_size, args) + kKernargAlign - 1) / kKernargAlign * kKernargAlign;
     }
   kernarg_of_.assign(node_count_, {});
@@ -303,7 +322,7 @@ void HsaGraphExec::encode(const graph::Graph& graph) {
         std::byte* kernarg = kernargs_ + d.offset;
         const size_t size = std::max<size_t>(d.kernel->kernarg_size, d.args);
         pack_kernargs(d.kernel->info_, d.step->config, std::span(d.step->args).first(d.args),
-                      std::span<std::byte>(kernarg, size));
+                      std::span<std::byte>(kernarg, size), d.printf_buffer);
         kernarg_of_[v] = {kernarg, d.args};
         encode_dispatch(reinterpret_cast<hsa_kernel_dispatch_packet_t*>(img.bytes.data()), d.step->config,
                         d.kernel->kernel_object, kernarg, d.group, d.kernel->private_segment_size,
@@ -461,6 +480,7 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
   // The signals are reset for this replay: the previous one must have
   // finished with them (and replays of one exec never overlap).
   if (done_) wait_replay();
+  for (const auto& [table, name] : printing_) printf_->attach(table, name);
   keep_.clear();
   for (size_t i = 0; i < signals_.size(); ++i)
     if (signals_[i]) api_.hsa_signal_store_relaxed(signals_[i]->handle, initial_[i]);
@@ -552,7 +572,10 @@ std::string HsaGraphExec::pending_work() const {
 
 void HsaGraphExec::wait_replay() {
   ReplayWait target(*this);
-  if (wait(target) == WaitStatus::Complete) return;
+  if (wait(target) == WaitStatus::Complete) {
+    if (printf_) printf_->drain();  // every printing dispatch of the replay finished
+    return;
+  }
   uint32_t lane = 0;
   failed_lane(&lane);
   const auto& error = lanes_[lane].error;
@@ -561,6 +584,7 @@ void HsaGraphExec::wait_replay() {
   abandon();
   done_.reset();
   failure_ = what;
+  if (printf_) printf_->drain();  // what the replay printed before it failed
   LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{}", what);
 }
 

@@ -34,6 +34,7 @@ HsaQueue::~HsaQueue() {
   } catch (...) {
   }
   destroy_hsa_queue();
+  printf_.reset();  // after the queue: nothing writes into it any more
   for (auto& s : slots_) {
     if (s.kernarg) device_.free_kernarg(s.kernarg);
     if (s.own.handle) api_.hsa_signal_destroy(s.own);
@@ -216,9 +217,10 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
   }
   if (!deps.empty()) emit_barriers(deps, hsa_signal_t{0});
 
+  const uint64_t printf_buffer = k->services.printf_buffer ? attach_printf(*k) : 0;
   size_t bytes = std::max<size_t>(k->kernarg_size, args.size());
   Slot& s = acquire_slot(bytes);
-  pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity));
+  pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity), printf_buffer);
   hsa_signal_t completion;
   if (auto* ev = dynamic_cast<HsaEvent*>(signal)) {
     completion = ev->arm(HsaEvent::Kind::Dispatch, error_,
@@ -351,8 +353,26 @@ void HsaQueue::submit_block(const BlockWriter& write) {
   last_slot_ = nullptr;
 }
 
+uint64_t HsaQueue::attach_printf(const HsaKernel& k) {
+  if (!printf_) printf_ = std::make_unique<PrintfBuffer>(device_);
+  if (printf_->conflicts(k.printf_table)) {
+    // The records in the buffer need the other code object's table: print
+    // them once every dispatch before this one finished (the barrier bit
+    // orders the queue, so the last packet's completion says so).
+    if (last_signal_.handle)
+      wait_signal(ctx_, last_signal_, error_.get(),
+                  fmt::format("the hsa queue's dispatches before kernel '{}' (to print their printf output)",
+                              k.info_.name));
+    throw_if_failed();
+    printf_->drain();
+  }
+  return printf_->attach(k.printf_table, k.info_.name);
+}
+
 void HsaQueue::throw_if_failed() {
   if (!error_->failed.load(std::memory_order_acquire)) return;
+  // What the dispatches printed before the queue failed may explain it.
+  if (printf_) printf_->drain();
   // The oldest dispatch that has not completed is the one that faulted.
   std::string name;
   for (size_t i = 0; i < slots_.size() && name.empty(); ++i) {
@@ -413,6 +433,8 @@ void HsaQueue::synchronize() {
   }
   for (auto& cp : copies_) wait_signal(ctx_, cp.signal->handle, nullptr, "an async copy");
   reap_completed();
+  // Every dispatch finished: print what they wrote into the printf buffer.
+  if (printf_) printf_->drain();
 }
 
 }  // namespace lrrt::rt::hsa

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hsa_event.hpp"
+#include "printf_buffer.hpp"
 
 namespace lrrt::rt::hsa {
 
@@ -94,6 +95,10 @@ class HsaQueue final : public Queue {
   // and returns their signals to the pool).
   void reap_completed();
   void throw_if_failed();
+  // The printf buffer's address for a dispatch of `kernel` (an OpenCL kernel
+  // that prints); first waits for the queue and prints pending records when
+  // they need another code object's format table.
+  uint64_t attach_printf(const HsaKernel& kernel);
 
   HsaDevice& device_;
   const Context& ctx_;
@@ -110,6 +115,7 @@ class HsaQueue final : public Queue {
   std::vector<PendingMarker> markers_;
   std::vector<SignalRef> pending_scratch_;
   hsa_signal_t barrier_signal_{0};  // completion of dependency barriers
+  std::unique_ptr<PrintfBuffer> printf_;  // at the first printing kernel
 };
 
 }  // namespace lrrt::rt::hsa

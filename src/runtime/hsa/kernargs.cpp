@@ -14,7 +14,7 @@ void put(std::span<std::byte> out, uint32_t offset, uint32_t size, uint64_t valu
   std::memcpy(out.data() + offset, &value, size);  // little-endian host
 }
 
-uint64_t hidden_value(std::string_view vk, const LaunchConfig& c) {
+uint64_t hidden_value(std::string_view vk, const LaunchConfig& c, uint64_t printf_buffer) {
   auto axis = [&](std::string_view prefix, uint64_t x, uint64_t y, uint64_t z) -> int64_t {
     if (vk.size() != prefix.size() + 1 || vk.substr(0, prefix.size()) != prefix) return -1;
     char a = vk.back();
@@ -28,7 +28,10 @@ uint64_t hidden_value(std::string_view vk, const LaunchConfig& c) {
   if ((v = axis("hidden_global_offset_", 0, 0, 0)) >= 0) return 0;
   if (vk == "hidden_grid_dims") return grid_dims(c);
   if (vk == "hidden_dynamic_lds_size") return c.dynamic_shared_bytes;
-  return 0;  // printf/hostcall/heap/queue/... : not provided
+  if (vk == "hidden_printf_buffer") return printf_buffer;
+  // hidden_none, and what lrrt does not provide: a kernel that lists a
+  // service lrrt lacks is refused before it gets here (services.hpp).
+  return 0;
 }
 
 }  // namespace
@@ -54,7 +57,7 @@ uint16_t grid_dims(const LaunchConfig& c) {
 }
 
 void pack_kernargs(const KernelInfo& info, const LaunchConfig& config,
-                   std::span<const std::byte> args, std::span<std::byte> out) {
+                   std::span<const std::byte> args, std::span<std::byte> out, uint64_t printf_buffer) {
   size_t total = std::max<size_t>(info.kernarg_size, args.size());
   if (out.size() < total)
     LRRT_THROW(LR_ERROR_RUNTIME, "kernarg buffer of {} bytes is too small for kernel '{}' ({} bytes)",
@@ -62,7 +65,7 @@ void pack_kernargs(const KernelInfo& info, const LaunchConfig& config,
   std::memcpy(out.data(), args.data(), args.size());
   std::memset(out.data() + args.size(), 0, total - args.size());
   for (const auto& a : info.args)
-    if (a.kind == ArgKind::Hidden) put(out, a.offset, a.size, hidden_value(a.value_kind, config));
+    if (a.kind == ArgKind::Hidden) put(out, a.offset, a.size, hidden_value(a.value_kind, config, printf_buffer));
 }
 
 }  // namespace lrrt::rt::hsa

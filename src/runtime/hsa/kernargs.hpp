@@ -1,7 +1,9 @@
 // The kernarg segment of an AMDGPU dispatch: the caller's explicit arguments
 // followed by the hidden (implicit) arguments the code object's metadata lists,
 // which the runtime fills (block counts, group sizes, remainders, grid dims,
-// global offsets = 0, dynamic LDS size; anything else zero). The layout facts
+// global offsets = 0, dynamic LDS size, the printf buffer's address; anything
+// else zero: services.hpp refuses kernels that list a service lrrt does not
+// provide before they are packed). The layout facts
 // (where the hidden block starts, how many explicit bytes fit) come from
 // lrrt_formats (lrrt/formats/amdgpu.hpp); what needs a launch configuration
 // is here. Needs no HSA headers, so unit tests use it too.
@@ -25,8 +27,10 @@ void check_explicit_args(const KernelInfo& info, size_t args_size);
 uint16_t grid_dims(const LaunchConfig& config);
 
 // Writes the whole kernarg segment into out (out.size() >= kernarg_size):
-// explicit args, zero padding, hidden args from the metadata.
+// explicit args, zero padding, hidden args from the metadata;
+// hidden_printf_buffer gets `printf_buffer`.
 void pack_kernargs(const KernelInfo& info, const LaunchConfig& config,
-                   std::span<const std::byte> args, std::span<std::byte> out);
+                   std::span<const std::byte> args, std::span<std::byte> out,
+                   uint64_t printf_buffer = 0);
 
 }  // namespace lrrt::rt::hsa

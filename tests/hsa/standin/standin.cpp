@@ -41,6 +41,7 @@
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -222,35 +223,47 @@ std::vector<std::string> kernel_dirs() {
   }
   return out;
 }
-void load_host_libs() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const std::string& dir : kernel_dirs()) {
-      DIR* d = opendir(dir.c_str());
-      if (!d) {
-        std::fprintf(stderr, "hsa stand-in: cannot open kernel dir '%s'\n", dir.c_str());
-        continue;
-      }
-      while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n.size() < 8 || n.compare(n.size() - 8, 8, ".host.so") != 0) continue;
-        std::string path = dir + "/" + n;
-        void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) continue;
-        auto q = reinterpret_cast<lrrt_host_library_query_fn_t>(dlsym(h, LRRT_HOST_LIBRARY_QUERY_SYMBOL));
-        const lrrt_host_library_t* lib = q ? q(LRRT_HOST_ABI_VERSION) : nullptr;
-        if (lib) host_libs().push_back({h, lib});
-      }
-      closedir(d);
-    }
-  });
+// Scans each kernel folder once: the folders named when a kernel is looked
+// up, so a folder a later test adds to $LRRT_HSA_STANDIN_KERNEL_DIR is
+// scanned at the first kernel not found in the folders scanned before.
+std::mutex& host_libs_mutex() {
+  static std::mutex m;
+  return m;
 }
-const lrrt_host_kernel_t* find_host_kernel(const std::string& name) {
-  load_host_libs();
+void load_host_libs() {
+  static std::vector<std::string> scanned;
+  for (const std::string& dir : kernel_dirs()) {
+    if (std::find(scanned.begin(), scanned.end(), dir) != scanned.end()) continue;
+    scanned.push_back(dir);
+    DIR* d = opendir(dir.c_str());
+    if (!d) {
+      std::fprintf(stderr, "hsa stand-in: cannot open kernel dir '%s'\n", dir.c_str());
+      continue;
+    }
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() < 8 || n.compare(n.size() - 8, 8, ".host.so") != 0) continue;
+      std::string path = dir + "/" + n;
+      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!h) continue;
+      auto q = reinterpret_cast<lrrt_host_library_query_fn_t>(dlsym(h, LRRT_HOST_LIBRARY_QUERY_SYMBOL));
+      const lrrt_host_library_t* lib = q ? q(LRRT_HOST_ABI_VERSION) : nullptr;
+      if (lib) host_libs().push_back({h, lib});
+    }
+    closedir(d);
+  }
+}
+const lrrt_host_kernel_t* find_loaded(const std::string& name) {
   for (auto& l : host_libs())
     for (uint32_t i = 0; i < l.lib->kernel_count; ++i)
       if (name == l.lib->kernels[i].name) return &l.lib->kernels[i];
   return nullptr;
+}
+const lrrt_host_kernel_t* find_host_kernel(const std::string& name) {
+  std::lock_guard lock(host_libs_mutex());
+  if (const auto* k = find_loaded(name)) return k;
+  load_host_libs();
+  return find_loaded(name);
 }
 
 // ------------------------------------------------------------ executables
