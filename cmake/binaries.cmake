@@ -11,6 +11,8 @@
 #   vector_add.hipfatbin.so /          host libraries whose .hip_fatbin holds
 #   vector_add.hipfatbin.ccob.so       the two bundles above (the stand-in
 #                                      runs their kernels)
+#   two_bundles.hipfatbin.so           two bundles (vector_add, saxpy) in one
+#                                      .hip_fatbin, as two translation units
 # NVIDIA (nvcc):
 #   vector_add.cuda.so                 nvcc -shared: .nv_fatbin, sm_XX + PTX
 #   vector_add.cuda.zstd.so            ... -Xfatbin -compress-all (zstd)
@@ -61,6 +63,20 @@ if(LRRT_CLANG19 AND LRRT_HAVE_HSA_BUNDLES)
       DEPENDS ${_src}/embed_hip_fatbin.c ${bundle} COMMENT "host binary with .hip_fatbin (${variant})" VERBATIM)
     list(APPEND _fixtures ${out})
   endforeach()
+  # Two translation units, two bundles in one .hip_fatbin (hipcc without
+  # -fgpu-rdc): vector_add's and saxpy's kernels, each in its own bundle.
+  set(out ${_dir}/two_bundles.hipfatbin.so)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_C_COMPILER} -fPIC -c -DLRRT_BUNDLE=${LRRT_KERNEL_OUTPUT_DIR}/vector_add.bundle.hsaco
+            ${_src}/embed_hip_fatbin.c -o ${_dir}/two_bundles.a.o
+    COMMAND ${CMAKE_C_COMPILER} -fPIC -c -DLRRT_EMBED_ONLY -DLRRT_BUNDLE=${_dir}/vector_add.bundle.ccob.hsaco
+            ${_src}/embed_hip_fatbin.c -o ${_dir}/two_bundles.b.o
+    COMMAND ${CMAKE_C_COMPILER} -fPIC -c -DLRRT_EMBED_ONLY -DLRRT_BUNDLE=${LRRT_KERNEL_OUTPUT_DIR}/saxpy.bundle.hsaco
+            ${_src}/embed_hip_fatbin.c -o ${_dir}/two_bundles.c.o
+    COMMAND ${CMAKE_C_COMPILER} -shared ${_dir}/two_bundles.a.o ${_dir}/two_bundles.c.o -o ${out}
+    DEPENDS ${_src}/embed_hip_fatbin.c ${_dir}/vector_add.bundle.ccob.hsaco
+    COMMENT "host binary with two bundles in .hip_fatbin" VERBATIM)
+  list(APPEND _fixtures ${out})
 endif()
 
 if(LRRT_HAVE_CUDA AND LRRT_NVCC)

@@ -27,6 +27,36 @@ Selection chosen(CodeObjectEntry entry, const std::string& why) {
 
 }  // namespace
 
+std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent) {
+  Selection first = select_for_amdgpu(image, agent);  // the checks and messages for one entry
+  std::vector<Selection> out;
+  if (first.entry.id.empty() || first.entry.section.empty()) {
+    out.push_back(std::move(first));
+    return out;
+  }
+  // A host binary's .hip_fatbin holds one bundle per translation unit (hipcc
+  // without -fgpu-rdc): the best entry of each bundle that has kernels.
+  std::vector<CodeObjectEntry> entries = code_object_entries(image);
+  std::map<uint32_t, std::pair<int, const CodeObjectEntry*>> best_of_group;
+  for (const auto& e : entries) {
+    if (e.format != Format::Hsaco) continue;
+    const int score = amdgpu::target_match_score(amdgpu::parse_target_id(e.target), agent);
+    if (score < 0) continue;
+    auto& best = best_of_group[e.group];
+    if (!best.second || score > best.first) best = {score, &e};
+  }
+  for (const auto& [group, best] : best_of_group) {
+    if (amdgpu::parse_code_object(best.second->bytes).kernels.empty()) continue;
+    const amdgpu::TargetId code = amdgpu::parse_target_id(best.second->target);
+    out.push_back(chosen(*best.second, code.str() == agent.str()
+                                           ? fmt::format("the exact ISA of the device ({})", agent.str())
+                                           : fmt::format("{} runs on the device's {} (the features it leaves open match any)",
+                                                         code.str(), agent.str())));
+  }
+  if (out.empty()) out.push_back(std::move(first));
+  return out;
+}
+
 Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent) {
   std::vector<CodeObjectEntry> entries = code_object_entries(image);
   const Format format = entries.size() == 1 && entries[0].id.empty() ? entries[0].format : Format::Unknown;

@@ -9,6 +9,7 @@ __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".p2align 12\n"
         ".incbin \"" LRRT_STR(LRRT_BUNDLE) "\"\n"
         ".previous\n");
+#ifndef LRRT_EMBED_ONLY /* a second translation unit: its bundle only */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,3 +26,4 @@ __attribute__((constructor)) static void lrrt_fixture_constructor(void) {
 }
 
 int lrrt_fixture_host_function(int x) { return x + 1; }
+#endif

@@ -170,6 +170,34 @@ TEST_CASE("run: a kernel from a host library's .hip_fatbin, plain or compressed,
 }
 #endif
 
+#if defined(LRRT_CLI_HSA_STANDIN)
+TEST_CASE("run: a library whose .hip_fatbin holds a bundle per translation unit runs the kernels of each") {
+  StandIn standin;
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const std::string lib = (kBinaries / "two_bundles.hipfatbin.so").string();
+  Result r = run_lrrt(dir, {"inspect", lib, "--format", "json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  std::set<uint64_t> bundles;
+  const json listing = json::parse(r.out);
+  for (const auto& t : listing["objects"][0]["targets"]) bundles.insert(t["bundle"].get<uint64_t>());
+  CHECK(bundles.size() == 2);
+  // vector_add_i32 lives in bundle 0, saxpy in bundle 1: both run verified.
+  const fs::path va = write_manifest(dir, "va.json", vector_add_manifest({{"hsa", lib}}, 2049, rng));
+  r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1", "--warmup", "0",
+                     "-q", "-o", (dir / "out.json").string(), va.string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const std::string entry = json::parse(read_text(dir / "out.json"))["runs"][0]["code_object_entry"];
+  CHECK_MESSAGE(entry.find("2 bundles with kernels") == 0, entry);
+  fs::remove(dir / "out.json");
+  json sx = saxpy_manifest(3000);
+  sx["code_object"] = {{"hsa", lib}};
+  r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1", "--warmup", "0",
+                     "-q", write_manifest(dir, "sx.json", sx).string()});
+  CHECK_MESSAGE(r.rc == 0, r.err);
+}
+#endif
+
 TEST_CASE("run and inspect: corrupt host binaries and compressed bundles end in exit 2, never a crash") {
   TempDir dir;
   const std::string seed_text = std::getenv("LRRT_TEST_SEED") ? std::getenv("LRRT_TEST_SEED") : "";

@@ -32,6 +32,9 @@ struct Selection {
 // FormatError naming the device and the targets present when nothing in the
 // file runs there (or the file is malformed).
 Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent);
+// A host binary's .hip_fatbin holds one bundle per translation unit: the
+// best entry of every bundle that has kernels for the agent (at least one).
+std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent);
 // The first part select_parts_for_cuda chooses.
 Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device);
 // A library holds one fatbin per translation unit, each with its own

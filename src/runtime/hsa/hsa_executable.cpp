@@ -14,65 +14,81 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
   const HsaSymbols& api = device.api();
   const auto& agent_target = device.target();
   // HSACO, a bundle (compressed or not) or a host binary's .hip_fatbin: the
-  // entry for this agent, decoded.
-  formats::Selection selection;
+  // entry for this agent (one per bundle with kernels), decoded.
+  std::vector<formats::Selection> selections;
   try {
-    selection = formats::select_for_amdgpu(image, agent_target);
+    selections = formats::select_parts_for_amdgpu(image, agent_target);
   } catch (const formats::FormatError& e) {
     LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
   }
-  source_ = selection.description;
-  std::span<const std::byte> elf = selection.entry.bytes;
-  amdgpu::CodeObject co = amdgpu::parse_code_object(elf);
-  if (!amdgpu::target_compatible(co.target_id, agent_target))
-    LRRT_THROW(LR_ERROR_INVALID_IMAGE,
-               "the code object is built for {}, but hsa device '{}' is {}; rebuild with "
-               "--offload-arch={}",
-               co.target_id.str(), device.properties().name, agent_target.str(),
-               agent_target.processor);
-  // The reader may refer to the bytes until the executable is destroyed.
-  image_.assign(elf.begin(), elf.end());
+  if (selections.size() == 1) {
+    source_ = selections[0].description;
+  } else {
+    source_ = fmt::format("{} bundles with kernels, each from its best entry for the device: ", selections.size());
+    for (size_t i = 0; i < selections.size() && i < 3; ++i) source_ += (i ? "; " : "") + selections[i].description;
+    if (selections.size() > 3) source_ += fmt::format("; and {} more", selections.size() - 3);
+  }
+  std::vector<amdgpu::CodeObject> code_objects;
+  for (const auto& selection : selections) {
+    std::span<const std::byte> elf = selection.entry.bytes;
+    amdgpu::CodeObject co = amdgpu::parse_code_object(elf);
+    if (!amdgpu::target_compatible(co.target_id, agent_target))
+      LRRT_THROW(LR_ERROR_INVALID_IMAGE,
+                 "the code object is built for {}, but hsa device '{}' is {}; rebuild with "
+                 "--offload-arch={}",
+                 co.target_id.str(), device.properties().name, agent_target.str(), agent_target.processor);
+    // The reader may refer to the bytes until the executable is destroyed.
+    images_.emplace_back(elf.begin(), elf.end());
+    code_objects.push_back(std::move(co));
+  }
 
-  LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_code_object_reader_create_from_memory(
-      image_.data(), image_.size(), &reader_));
   try {
+    for (const auto& bytes : images_) {
+      hsa_code_object_reader_t reader{0};
+      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE,
+                     hsa_code_object_reader_create_from_memory(bytes.data(), bytes.size(), &reader));
+      readers_.push_back(reader);
+    }
     LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_create_alt(
         HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr, &executable_));
-    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_load_agent_code_object(
-        executable_, device.agent(), reader_, nullptr, nullptr));
+    for (const auto& reader : readers_)
+      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_load_agent_code_object(
+          executable_, device.agent(), reader, nullptr, nullptr));
     LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze(executable_, nullptr));
     hsa_agent_t agent = device.agent();
-    std::shared_ptr<const formats::amdgpu::PrintfTable> printf_table;
-    for (auto& info : co.kernels) {
-      auto k = std::make_unique<HsaKernel>();
-      std::string symbol = info.symbol.empty() ? info.name + ".kd" : info.symbol;
-      hsa_executable_symbol_t sym;
-      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_get_symbol_by_name(
-          executable_, symbol.c_str(), &agent, &sym));
-      uint32_t kernarg = 0, group = 0, priv = 0;
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
-          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->kernel_object));
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
-          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg));
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
-          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group));
-      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
-          sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &priv));
-      k->kernarg_size = std::max(kernarg, info.kernarg_size);
-      k->group_segment_size = std::max(group, info.group_segment_size);
-      k->private_segment_size = std::max(priv, info.private_segment_size);
-      k->info_ = std::move(info);
-      k->info_.symbol = symbol;
-      k->services = kernel_services(k->info_);
-      if (k->services.printf_buffer) {
-        if (!printf_table) printf_table = std::make_shared<formats::amdgpu::PrintfTable>(co.printf_formats);
-        k->printf_table = printf_table;
+    for (auto& co : code_objects) {
+      std::shared_ptr<const formats::amdgpu::PrintfTable> printf_table;  // one per code object
+      for (auto& info : co.kernels) {
+        auto k = std::make_unique<HsaKernel>();
+        std::string symbol = info.symbol.empty() ? info.name + ".kd" : info.symbol;
+        hsa_executable_symbol_t sym;
+        LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_get_symbol_by_name(
+            executable_, symbol.c_str(), &agent, &sym));
+        uint32_t kernarg = 0, group = 0, priv = 0;
+        LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+            sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->kernel_object));
+        LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+            sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg));
+        LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+            sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group));
+        LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
+            sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &priv));
+        k->kernarg_size = std::max(kernarg, info.kernarg_size);
+        k->group_segment_size = std::max(group, info.group_segment_size);
+        k->private_segment_size = std::max(priv, info.private_segment_size);
+        k->info_ = std::move(info);
+        k->info_.symbol = symbol;
+        k->services = kernel_services(k->info_);
+        if (k->services.printf_buffer) {
+          if (!printf_table) printf_table = std::make_shared<formats::amdgpu::PrintfTable>(co.printf_formats);
+          k->printf_table = printf_table;
+        }
+        kernels_.push_back(std::move(k));
       }
-      kernels_.push_back(std::move(k));
     }
   } catch (...) {
     if (executable_.handle) api.hsa_executable_destroy(executable_);
-    api.hsa_code_object_reader_destroy(reader_);
+    for (auto& r : readers_) api.hsa_code_object_reader_destroy(r);
     throw;
   }
 }
@@ -80,7 +96,8 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
 HsaModule::~HsaModule() {
   const HsaSymbols& api = device_.api();
   if (executable_.handle) api.hsa_executable_destroy(executable_);
-  if (reader_.handle) api.hsa_code_object_reader_destroy(reader_);
+  for (auto& r : readers_)
+    if (r.handle) api.hsa_code_object_reader_destroy(r);
 }
 
 Kernel& HsaModule::kernel(std::string_view name) {

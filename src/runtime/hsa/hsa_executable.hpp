@@ -34,8 +34,9 @@ class HsaModule final : public Module {
 
  private:
   HsaDevice& device_;
-  std::vector<std::byte> image_;
-  hsa_code_object_reader_t reader_{0};
+  // One code object per part (a .hip_fatbin's bundles), all in one executable.
+  std::vector<std::vector<std::byte>> images_;
+  std::vector<hsa_code_object_reader_t> readers_;
   hsa_executable_t executable_{0};
   std::vector<std::unique_ptr<HsaKernel>> kernels_;
 };
