@@ -25,7 +25,21 @@ Selection chosen(CodeObjectEntry entry, const std::string& why) {
   return s;
 }
 
+std::string amdgpu_reason(const CodeObjectEntry& e, const amdgpu::TargetId& agent) {
+  const amdgpu::TargetId code = amdgpu::parse_target_id(e.target);
+  if (code.str() == agent.str()) return fmt::format("the exact ISA of the device ({})", agent.str());
+  return fmt::format("{} runs on the device's {} (the features it leaves open match any)", code.str(), agent.str());
+}
+
 }  // namespace
+
+std::string describe_parts(const std::vector<Selection>& parts, std::string_view container) {
+  if (parts.size() == 1) return parts[0].description;
+  std::string out = fmt::format("{} {} with kernels, each from its best entry for the device: ", parts.size(), container);
+  for (size_t i = 0; i < parts.size() && i < 3; ++i) out += (i ? "; " : "") + parts[i].description;
+  if (parts.size() > 3) out += fmt::format("; and {} more", parts.size() - 3);
+  return out;
+}
 
 std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent) {
   Selection first = select_for_amdgpu(image, agent);  // the checks and messages for one entry
@@ -47,11 +61,7 @@ std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image,
   }
   for (const auto& [group, best] : best_of_group) {
     if (amdgpu::parse_code_object(best.second->bytes).kernels.empty()) continue;
-    const amdgpu::TargetId code = amdgpu::parse_target_id(best.second->target);
-    out.push_back(chosen(*best.second, code.str() == agent.str()
-                                           ? fmt::format("the exact ISA of the device ({})", agent.str())
-                                           : fmt::format("{} runs on the device's {} (the features it leaves open match any)",
-                                                         code.str(), agent.str())));
+    out.push_back(chosen(*best.second, amdgpu_reason(*best.second, agent)));
   }
   if (out.empty()) out.push_back(std::move(first));
   return out;
@@ -82,12 +92,7 @@ Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::Targ
                                   "--offload-arch={}",
                                   agent.str(), list(present), agent.processor));
   }
-  const amdgpu::TargetId code = amdgpu::parse_target_id(best->target);
-  std::string why = code.str() == agent.str()
-                        ? fmt::format("the exact ISA of the device ({})", agent.str())
-                        : fmt::format("{} runs on the device's {} (the features it leaves open match any)", code.str(),
-                                      agent.str());
-  return chosen(*best, why);
+  return chosen(*best, amdgpu_reason(*best, agent));
 }
 
 namespace {

@@ -35,6 +35,10 @@ Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::Targ
 // A host binary's .hip_fatbin holds one bundle per translation unit: the
 // best entry of every bundle that has kernels for the agent (at least one).
 std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image, const amdgpu::TargetId& agent);
+// The sentence for what was loaded: one part's description, or "3 fatbins
+// with kernels, each from its best entry for the device: ..." (container:
+// "fatbins", "bundles").
+std::string describe_parts(const std::vector<Selection>& parts, std::string_view container);
 // The first part select_parts_for_cuda chooses.
 Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device);
 // A library holds one fatbin per translation unit, each with its own

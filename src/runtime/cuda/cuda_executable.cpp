@@ -100,13 +100,7 @@ std::unique_ptr<Module> CudaDevice::load_module(std::span<const std::byte> full_
     for (auto& p : parts) cu().cuModuleUnload(p.module);
     throw;
   }
-  if (parts.size() == 1) {
-    source = parts[0].description;
-  } else {
-    source = fmt::format("{} fatbins with kernels, each from its best entry for the device: ", parts.size());
-    for (size_t i = 0; i < parts.size() && i < 3; ++i) source += (i ? "; " : "") + parts[i].description;
-    if (parts.size() > 3) source += fmt::format("; and {} more", parts.size() - 3);
-  }
+  source = formats::describe_parts(selections, "fatbins");
   auto loaded = std::make_unique<CudaModule>(*this, std::move(parts));
   loaded->set_source(std::move(source));
   return loaded;

@@ -21,13 +21,7 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
   } catch (const formats::FormatError& e) {
     LRRT_THROW(LR_ERROR_INVALID_IMAGE, "{}", e.what());
   }
-  if (selections.size() == 1) {
-    source_ = selections[0].description;
-  } else {
-    source_ = fmt::format("{} bundles with kernels, each from its best entry for the device: ", selections.size());
-    for (size_t i = 0; i < selections.size() && i < 3; ++i) source_ += (i ? "; " : "") + selections[i].description;
-    if (selections.size() > 3) source_ += fmt::format("; and {} more", selections.size() - 3);
-  }
+  source_ = formats::describe_parts(selections, "bundles");
   std::vector<amdgpu::CodeObject> code_objects;
   for (const auto& selection : selections) {
     std::span<const std::byte> elf = selection.entry.bytes;
