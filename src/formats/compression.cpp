@@ -203,7 +203,7 @@ std::array<uint8_t, 16> md5(std::span<const std::byte> bytes) {
   for (uint64_t i = 0; i < whole; i += 64) md5_block(state, p + i);
   uint8_t tail[128] = {};
   const uint64_t rest = n - whole;
-  std::memcpy(tail, p + whole, rest);
+  if (rest) std::memcpy(tail, p + whole, rest);  // p is null for an empty span
   tail[rest] = 0x80;
   const uint64_t tail_size = rest < 56 ? 64 : 128;
   const uint64_t bits = n * 8;
