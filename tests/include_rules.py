@@ -28,6 +28,7 @@ LAYERS = [
     ("include/lrrt/formats/", "formats_api"),
     ("include/lrrt/bundle.hpp", "bundle_api"),
     ("include/lrrt/bundle/", "bundle_api"),
+    ("src/deps/", "deps"),
     ("src/formats/", "formats"),
     ("src/runtime/", "runtime"),
     ("src/bundle/", "bundle"),
@@ -44,6 +45,8 @@ ALLOWED = {
     "native_baseline": {"abi"},
     "formats_api": {"host_kernel_abi"},  # host kernel libraries carry its records
     "bundle_api": {"abi"},
+    # Third-party code compiled by lrrt (fmt's compiled part): nothing of lrrt.
+    "deps": set(),
     "formats": {"formats_api", "host_kernel_abi"},
     "runtime": {"abi", "host_kernel_abi", "formats_api", "native_baseline"},
     "bundle": {"bundle_api", "abi"},
