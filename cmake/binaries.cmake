@@ -13,6 +13,9 @@
 #                                      runs their kernels)
 #   two_bundles.hipfatbin.so           two bundles (vector_add, saxpy) in one
 #                                      .hip_fatbin, as two translation units
+#   same_kernels.hipfatbin.so          two bundles defining the same kernels
+#                                      (a template instantiated in two
+#                                      translation units: the same symbols)
 # NVIDIA (nvcc):
 #   vector_add.cuda.so                 nvcc -shared: .nv_fatbin, sm_XX + PTX
 #   vector_add.cuda.zstd.so            ... -Xfatbin -compress-all (zstd)
@@ -76,6 +79,15 @@ if(LRRT_CLANG19 AND LRRT_HAVE_HSA_BUNDLES)
     COMMAND ${CMAKE_C_COMPILER} -shared ${_dir}/two_bundles.a.o ${_dir}/two_bundles.c.o -o ${out}
     DEPENDS ${_src}/embed_hip_fatbin.c ${_dir}/vector_add.bundle.ccob.hsaco
     COMMENT "host binary with two bundles in .hip_fatbin" VERBATIM)
+  list(APPEND _fixtures ${out})
+  # Two translation units whose bundles define the same kernel symbols.
+  set(out ${_dir}/same_kernels.hipfatbin.so)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_C_COMPILER} -fPIC -c -DLRRT_EMBED_ONLY -DLRRT_BUNDLE=${LRRT_KERNEL_OUTPUT_DIR}/vector_add.bundle.hsaco
+            ${_src}/embed_hip_fatbin.c -o ${_dir}/same_kernels.b.o
+    COMMAND ${CMAKE_C_COMPILER} -shared ${_dir}/two_bundles.a.o ${_dir}/same_kernels.b.o -o ${out}
+    DEPENDS ${_dir}/two_bundles.hipfatbin.so
+    COMMENT "host binary with two bundles of the same kernels in .hip_fatbin" VERBATIM)
   list(APPEND _fixtures ${out})
 endif()
 

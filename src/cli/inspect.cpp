@@ -52,6 +52,7 @@ json kernel_json(const formats::InspectedKernel& k) {
   put("kernarg_align", k.kernarg_align);
   put("group_segment_size", k.group_segment_size);
   put("private_segment_size", k.private_segment_size);
+  if (k.uses_dynamic_stack) j["uses_dynamic_stack"] = *k.uses_dynamic_stack;
   put("max_workgroup_size", k.max_workgroup_size);
   put("wavefront_size", k.wavefront_size);
   put("sgpr_count", k.sgpr_count);

@@ -64,6 +64,12 @@ uint32_t get_u32(const Obj& map, std::string_view key, uint32_t fallback = 0) {
   if (*u > UINT32_MAX) bad(fmt::format("metadata field {} = {} does not fit in 32 bits", key, *u));
   return uint32_t(*u);
 }
+bool get_bool(const Obj& map, std::string_view key) {
+  const Obj* v = map_get(map, key);
+  if (!v) return false;
+  if (v->type != msgpack::type::BOOLEAN) bad(fmt::format("metadata field {} is not a boolean", key));
+  return v->via.boolean;
+}
 std::string get_str(const Obj& map, std::string_view key) {
   const Obj* v = map_get(map, key);
   return v ? std::string(as_str(*v)) : std::string();
@@ -79,6 +85,7 @@ KernelInfo parse_kernel(const Obj& k) {
   info.kernarg_align = get_u32(k, ".kernarg_segment_align", 8);
   info.group_segment_size = get_u32(k, ".group_segment_fixed_size");
   info.private_segment_size = get_u32(k, ".private_segment_fixed_size");
+  info.uses_dynamic_stack = get_bool(k, ".uses_dynamic_stack");
   info.max_workgroup_size = get_u32(k, ".max_flat_workgroup_size");
   info.wavefront_size = get_u32(k, ".wavefront_size");
   info.sgpr_count = get_u32(k, ".sgpr_count");

@@ -32,6 +32,7 @@ InspectedKernel from_kernel_info(const KernelInfo& k, bool amdgpu) {
   out.group_segment_size = k.group_segment_size;
   if (amdgpu) {
     out.private_segment_size = k.private_segment_size;
+    out.uses_dynamic_stack = k.uses_dynamic_stack;
     out.max_workgroup_size = k.max_workgroup_size;
     out.wavefront_size = k.wavefront_size;
     out.sgpr_count = k.sgpr_count;

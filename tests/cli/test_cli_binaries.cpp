@@ -198,6 +198,44 @@ TEST_CASE("run: a library whose .hip_fatbin holds a bundle per translation unit 
 }
 #endif
 
+#if defined(LRRT_CLI_HSA_STANDIN)
+// Issue 24, suspected defect 6: ROCr's loader refuses a second definition of
+// a non-local symbol in one executable (the stand-in too), and translation
+// units share weak ones. One executable per code object, as HIP does.
+TEST_CASE("run: a .hip_fatbin whose two bundles define the same kernels loads and runs them") {
+  StandIn standin;
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const std::string lib = (kBinaries / "same_kernels.hipfatbin.so").string();
+  const fs::path va = write_manifest(dir, "va.json", vector_add_manifest({{"hsa", lib}}, 1000 + rng() % 3000, rng));
+  Result r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1",
+                            "--warmup", "0", "-q", "-o", (dir / "out.json").string(), va.string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const std::string entry = json::parse(read_text(dir / "out.json"))["runs"][0]["code_object_entry"];
+  CHECK_MESSAGE(entry.find("2 bundles with kernels") == 0, entry);
+}
+
+// Issue 24, defect 4: a GPU memory fault ends `lrrt run` with exit 3 and the
+// kernel's name, not with ROCr's abort().
+TEST_CASE("run: a GPU memory fault is exit 3 naming the kernel") {
+  StandIn standin;
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  setenv("LRRT_HSA_STANDIN_FAULT", "vm_fault:vector_add_i32", 1);
+  struct Unset {
+    ~Unset() { unsetenv("LRRT_HSA_STANDIN_FAULT"); }
+  } unset;
+  const fs::path va = write_manifest(
+      dir, "va.json",
+      vector_add_manifest({{"hsa", (kKernels / "vector_add.gfx1100.hsaco").string()}}, 1000 + rng() % 3000, rng));
+  Result r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1",
+                            "--warmup", "0", "-q", va.string()});
+  CHECK_MESSAGE(r.rc == 3, r.err);
+  CHECK_MESSAGE(r.err.find("caused a GPU memory fault") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("vector_add_i32") != std::string::npos, r.err);
+}
+#endif
+
 TEST_CASE("run and inspect: corrupt host binaries and compressed bundles end in exit 2, never a crash") {
   TempDir dir;
   const std::string seed_text = std::getenv("LRRT_TEST_SEED") ? std::getenv("LRRT_TEST_SEED") : "";

@@ -109,6 +109,9 @@ def compare(target, md, abi_version, label):
                            ("sgpr_count", ".sgpr_count"), ("vgpr_count", ".vgpr_count")):
             if a.get(field) != b.get(key):
                 errors.append(f"{label}: {name}.{field} {a.get(field)} vs {key} {b.get(key)}")
+        if a.get("uses_dynamic_stack", False) != b.get(".uses_dynamic_stack", False):
+            errors.append(f"{label}: {name}.uses_dynamic_stack {a.get('uses_dynamic_stack')} vs "
+                          f".uses_dynamic_stack {b.get('.uses_dynamic_stack')}")
         args_a = [(x["offset"], x["size"], x["value_kind"], x.get("address_space")) for x in a["args"]]
         args_b = [(x[".offset"], x[".size"], x[".value_kind"], x.get(".address_space")) for x in b.get(".args", [])]
         if args_a != args_b:

@@ -34,6 +34,31 @@ LRRT_KERNEL(rendezvous, (volatile uint32_t*, mine), (int32_t, partner), (uint32_
   }
 }
 
+// Recursion the compiler cannot bound (metadata .uses_dynamic_stack: true on
+// AMD): out[i] = the sum of 0..(depth + i % 3), computed `depth + i % 3`
+// calls deep with a volatile frame each (no loop, no tail call). On the GPU
+// its stack lives in the private segment the dispatch packet asks for.
+#if defined(__HIP__)
+#define LRRT_TEST_NOINLINE_FN __attribute__((device)) __attribute__((noinline))
+#elif defined(__CUDACC__)
+#define LRRT_TEST_NOINLINE_FN __device__ __noinline__
+#else
+#define LRRT_TEST_NOINLINE_FN __attribute__((noinline))
+#endif
+LRRT_TEST_NOINLINE_FN static uint32_t lrrt_test_sum_to(uint32_t depth) {
+  volatile uint32_t frame[4];
+  frame[depth % 4] = depth;
+  const uint32_t below = depth ? lrrt_test_sum_to(depth - 1) : 0;
+  return below + frame[depth % 4];
+}
+
+LRRT_KERNEL(recurse_sum, (uint32_t*, out), (uint32_t, depth), (uint32_t, n)) {
+  LRRT_FOR_EACH_THREAD {
+    const uint32_t i = LRRT_GLOBAL_ID_X;
+    if (i < n) out[i] = lrrt_test_sum_to(depth + i % 3);
+  }
+}
+
 // Host build only: recursion `depth` calls deep, each frame 1 KiB of
 // volatile bytes read after the call returns, so the compiler can neither
 // turn it into a loop (the call is not a tail call) nor drop the frames. A

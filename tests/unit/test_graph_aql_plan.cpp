@@ -99,16 +99,80 @@ TEST_CASE("aql plan: a read-modify-write chain") {
   CHECK(lane[1].why.find("acquire agent: reads what nodes 0 wrote (RAW)") != std::string::npos);
 }
 
-TEST_CASE("aql plan: WAR-only and WAW-only pairs order without cache fences") {
+TEST_CASE("aql plan: a WAR pair orders without a cache fence, a WAW pair releases the first writer at agent scope") {
   auto k = buffers_kernel("k", 1);
-  for (auto [first, second] : {std::pair{R, W}, std::pair{W, W}}) {
+  {
     Graph g;
-    touch(g, k, kBufA, first);
-    touch(g, k, kBufA, second);
+    touch(g, k, kBufA, R);
+    touch(g, k, kBufA, W);
     auto p = plan_for(g, 2);
     REQUIRE(p.plan.lanes.size() == 1);
     CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kDispB_AcqS, kDispB, kBarB_RelS});
   }
+  {
+    // gfx942 has an L2 per XCD: the first writer's lines must be written
+    // back before the second writer's can be (docs/backends/hsa.md).
+    Graph g;
+    touch(g, k, kBufA, W);
+    touch(g, k, kBufA, W);
+    auto p = plan_for(g, 2);
+    REQUIRE(p.plan.lanes.size() == 1);
+    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kDispB_AcqS_RelA, kDispB, kBarB_RelS});
+    CHECK(p.plan.lanes[0][0].why.find("release agent: nodes 1 write over what it writes (WAW)") != std::string::npos);
+  }
+}
+
+TEST_CASE("aql plan: a kernel whose data the copy engine touches later releases at system scope") {
+  // Issue 24: the copy engine bypasses the agent's L2, so a kernel's dirty
+  // lines must reach memory before a fill or copy writes (or reads) the
+  // same range, also when the ordering comes through another kernel.
+  auto k = buffers_kernel("k", 1);
+  const std::byte zero[4] = {};
+  constexpr uint16_t kDispB_AcqS_RelS = 0x1502, kDispB_AcqA_RelS = 0x1302, kDisp_RelS = 0x1002;
+  SUBCASE("a kernel writes, a fill overwrites (WAW)") {
+    Graph g;
+    touch(g, k, kBufA, W);                                 // 0
+    g.add_fill(reinterpret_cast<void*>(kBufA), 4096, zero);  // 1
+    auto p = plan_for(g, 2);
+    REQUIRE(p.plan.lanes.size() == 1);
+    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kDispB_AcqS_RelS, kBarB_RelS});
+    CHECK(p.plan.lanes[0][0].why.find("release system: copy-engine nodes 1 touch its data") != std::string::npos);
+  }
+  SUBCASE("a kernel writes, another reads, a fill overwrites: the reduced WAW pair still fences") {
+    Graph g;
+    touch(g, k, kBufA, W);                                 // 0
+    touch(g, k, kBufA, R);                                 // 1
+    g.add_fill(reinterpret_cast<void*>(kBufA), 4096, zero);  // 2
+    auto p = plan_for(g, 1);
+    // 0 -> 2 (WAW) is implied by 0 -> 1 -> 2 and reduced away.
+    CHECK(std::none_of(p.derived.edges.begin(), p.derived.edges.end(),
+                       [](const Edge& e) { return e.from == 0 && e.to == 2; }));
+    REQUIRE(p.plan.lanes.size() == 1);
+    // Node 1 completes a signal the fill waits for: no barrier needed
+    // between them, but node 1 has the barrier bit for node 0.
+    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kDispB_AcqS_RelS, kDispB_AcqA_RelS, kBarB_RelS});
+  }
+  SUBCASE("a kernel reads, a host-to-device copy overwrites (WAR)") {
+    Graph g;
+    touch(g, k, kBufA, R);  // 0
+    g.add_copy(reinterpret_cast<void*>(kBufA), reinterpret_cast<const void*>(0x5550000), 64,
+               CopyKind::HostToDevice);  // 1
+    auto p = plan_for(g, 2);
+    REQUIRE(p.plan.lanes.size() == 1);
+    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kDispB_AcqS_RelS, kBarB_RelS});
+  }
+  SUBCASE("a fill writes, a kernel writes part of it (WAW): system acquire") {
+    Graph g;
+    g.add_fill(reinterpret_cast<void*>(kBufA), 4096, zero);  // 0
+    touch(g, k, kBufA, W, 64);                               // 1
+    auto p = plan_for(g, 2);
+    REQUIRE(p.plan.lanes.size() == 1);
+    // fork, barrier-AND for the fill, the kernel, terminal.
+    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kBarB_AcqS, kBar, kDisp | 0x0400, kBarB_RelS});
+    CHECK(p.plan.lanes[0][2].why.find("acquire system: writes over what copy-engine nodes 0 wrote (WAW") !=
+          std::string::npos);
+  }
+  (void)kDisp_RelS;
 }
 
 TEST_CASE("aql plan: disjoint ranges of one buffer need no barrier") {

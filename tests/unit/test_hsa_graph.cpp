@@ -31,7 +31,9 @@ namespace {
 
 using namespace lrrt::test;
 
-std::vector<std::byte> read_kernel(const std::string& source) { return read_file(kernel_file("hsa", source)); }
+std::vector<std::byte> read_kernel(const std::string& source, const std::string& arch = "gfx1100") {
+  return read_file(std::string(LRRT_TEST_KERNEL_DIR) + "/" + source + "." + arch + ".hsaco");
+}
 
 // The stand-in's test hooks (the library lrrt loaded).
 struct Standin {
@@ -84,12 +86,13 @@ struct Setup {
     setenv("LRRT_WAIT_TIMEOUT_MS", "20000", 1);
     return lrrt::Runtime();
   }
-  Setup()
+  // `arch`: the code objects' target, the stand-in's ISA (LRRT_HSA_STANDIN_ISA).
+  explicit Setup(const std::string& arch = "gfx1100")
       : runtime(start()),
         device(lrrt::Device::select("hsa")),
-        saxpy_module(device, read_kernel("saxpy")),
-        add_module(device, read_kernel("vector_add")),
-        reduce_module(device, read_kernel("reduce")),
+        saxpy_module(device, read_kernel("saxpy", arch)),
+        add_module(device, read_kernel("vector_add", arch)),
+        reduce_module(device, read_kernel("reduce", arch)),
         saxpy(saxpy_module.kernel("saxpy")),
         add(add_module.kernel("vector_add_f32")),
         reduce(reduce_module.kernel("reduce_sum_f32")) {}
@@ -499,7 +502,9 @@ TEST_CASE("hsa graph: lowered headers of a chain, WAR-only and WAW-only pairs, d
     g.add_kernel(s.add, cfg, AddArgs{C.data(), C.data(), B.data(), n}, {lrrt::read_access(C), lrrt::write_access(B)});
     auto exec = g.instantiate();
     CHECK(plan_of(exec)["edges"][0]["hazards"] == nlohmann::json::array({"WAW"}));
-    check_lowered(s, exec, {{kDispB_AcqS, kDispB, kBarB_RelS}});
+    // The first writer releases at agent scope: on gfx942 the second may run
+    // on another XCD's L2 (docs/backends/hsa.md "Memory model").
+    check_lowered(s, exec, {{kDispB_AcqS_RelA, kDispB, kBarB_RelS}});
   }
   SUBCASE("disjoint ranges of one buffer") {
     const uint32_t half = n / 2, quarter = n / 4;
@@ -530,6 +535,134 @@ TEST_CASE("hsa graph: lowered headers of a chain, WAR-only and WAW-only pairs, d
                   {{kBarB_AcqS, kDisp_RelA, kDispB_AcqA_RelA, kBar, kDispB_AcqA, kBarB_RelS},
                    {kBarB_AcqS, kBar, kDisp_AcqA_RelA, kBarB_RelS}});
   }
+}
+
+// Issue 24, defect 1: the copy engine bypasses the agent's L2. A kernel's
+// output that a fill or a host-to-device copy of the same graph overwrites
+// must be written back before the copy runs, or the dirty lines land on top
+// of the copy at the replay's terminal system release (the stand-in's L2
+// model does exactly that). Also when the ordering comes through a reader
+// whose RAW release is only agent scope.
+TEST_CASE("hsa graph: a fill or copy over a kernel's output keeps the copy's data, in both orders") {
+  Setup s;
+  const uint32_t n = 4096 + 13;
+  const float a = std::array{0.5f, 2.0f, -1.0f}[rng()() % 3];
+  auto x = random_whole(n, -64, 64), y = random_whole(n, -1000, 1000), fresh = random_whole(n, -5000, 5000);
+  const float pattern = float(int(rng()() % 1000) + 7);
+  lrrt::PinnedHostBuffer hx(s.device, n * 4), hy(s.device, n * 4), hfresh(s.device, n * 4);
+  std::memcpy(hx.data(), x.data(), n * 4);
+  std::memcpy(hy.data(), y.data(), n * 4);
+  std::memcpy(hfresh.data(), fresh.data(), n * 4);
+  lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4), dz(s.device, n * 4);
+  auto download = [&](const lrrt::DeviceBuffer& d) {
+    std::vector<float> out(n, kPoison);
+    lrrt::copy_to_host(out.data(), d, n * 4);
+    return out;
+  };
+  auto poison = [&](const lrrt::DeviceBuffer& d) {
+    std::vector<float> p(n, kPoison);
+    lrrt::copy_to_device(d, p.data(), n * 4);
+  };
+  enum class Over { Fill, Copy };
+  for (Over over : {Over::Fill, Over::Copy}) {
+    for (bool reader : {false, true}) {
+      CAPTURE(int(over));
+      CAPTURE(reader);
+      lrrt::Graph g(s.device);
+      g.add_copy(dx.data(), hx.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+      g.add_copy(dy.data(), hy.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+      auto writer = g.add_kernel(s.saxpy, config_for(n, 256), SaxpyArgs{a, dx.data(), dy.data(), n},
+                                 {lrrt::read_access(dx), lrrt::read_write_access(dy)});
+      if (reader)  // z = y + x: reads the writer's output (a RAW release at agent scope)
+        g.add_kernel(s.add, config_for(n, 256), AddArgs{dy.data(), dx.data(), dz.data(), n},
+                     {lrrt::read_access(dy), lrrt::read_access(dx), lrrt::write_access(dz)});
+      if (over == Over::Fill)
+        g.add_fill(dy.data(), n, pattern);
+      else
+        g.add_copy(dy.data(), hfresh.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE);
+      auto exec = g.instantiate();
+      auto plan = plan_of(exec);
+      size_t writers = 0;
+      for (const auto& p : plan["aql"]["lanes"][0])
+        if (p["type"] == "dispatch" && p["node"] == writer) {
+          ++writers;
+          CHECK(p["release"] == "system");
+        }
+      CHECK(writers == 1);
+      in_both_orders(s, [&](bool) {
+        for (int replay = 0; replay < 2; ++replay) {
+          poison(dy);
+          poison(dz);
+          exec.launch();
+          exec.synchronize();
+          auto got = download(dy);
+          for (uint32_t i = 0; i < n; ++i)
+            REQUIRE_MESSAGE(got[i] == (over == Over::Fill ? pattern : fresh[i]), "y element ", i);
+          if (reader) {
+            auto z = download(dz);
+            for (uint32_t i = 0; i < n; ++i) REQUIRE_MESSAGE(z[i] == a * x[i] + y[i] + x[i], "z element ", i);
+          }
+        }
+      });
+    }
+  }
+}
+
+// The eager path: a dispatch's packet releases at system scope, so a copy
+// queued after it over its output keeps the copy's data.
+TEST_CASE("hsa graph: eager launches and copies over a kernel's output keep the copy's data") {
+  Setup s;
+  const uint32_t n = 2048 + 5;
+  auto x = random_whole(n, -64, 64), y = random_whole(n, -1000, 1000), fresh = random_whole(n, -5000, 5000);
+  lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4);
+  lrrt::copy_to_device(dx, x.data(), n * 4);
+  lrrt::copy_to_device(dy, y.data(), n * 4);
+  lrrt::launch(s.saxpy, config_for(n, 256), SaxpyArgs{2.0f, dx.data(), dy.data(), n});
+  REQUIRE(lr_memcpy_async(s.device.get(), dy.data(), fresh.data(), n * 4, LR_MEMCPY_HOST_TO_DEVICE, nullptr) ==
+          LR_SUCCESS);
+  s.device.synchronize();
+  std::vector<float> got(n, kPoison);
+  lrrt::copy_to_host(got.data(), dy, n * 4);
+  for (uint32_t i = 0; i < n; ++i) REQUIRE_MESSAGE(got[i] == fresh[i], "element ", i);
+}
+
+// Suspected defect 5, settled by a fix: on gfx942 an agent has an L2 per XCD
+// (the stand-in models two, dispatches alternating), and two kernels that
+// write the same bytes need the first to release at agent scope, or its
+// dirty lines may be written back after the second's.
+TEST_CASE("hsa graph: on gfx942 (an L2 per XCD) the second of two writers of a buffer wins, in both orders") {
+  setenv("LRRT_HSA_STANDIN_ISA", "gfx942", 1);
+  struct Unset {
+    ~Unset() { unsetenv("LRRT_HSA_STANDIN_ISA"); }
+  } unset;
+  Setup s("gfx942");
+  REQUIRE(std::string(s.device.properties().arch) == "gfx942");
+  const uint32_t n = 4096 + 9;
+  auto a0 = random_whole(n, -500, 500), b0 = random_whole(n, -500, 500);
+  auto a1 = random_whole(n, -500, 500), b1 = random_whole(n, -500, 500);
+  lrrt::DeviceBuffer A0(s.device, n * 4), B0(s.device, n * 4), A1(s.device, n * 4), B1(s.device, n * 4),
+      C(s.device, n * 4);
+  lrrt::copy_to_device(A0, a0.data(), n * 4);
+  lrrt::copy_to_device(B0, b0.data(), n * 4);
+  lrrt::copy_to_device(A1, a1.data(), n * 4);
+  lrrt::copy_to_device(B1, b1.data(), n * 4);
+  lrrt::Graph g(s.device);
+  g.add_kernel(s.add, config_for(n, 256), AddArgs{A0.data(), B0.data(), C.data(), n},
+               {lrrt::read_access(A0), lrrt::read_access(B0), lrrt::write_access(C)});
+  g.add_kernel(s.add, config_for(n, 256), AddArgs{A1.data(), B1.data(), C.data(), n},
+               {lrrt::read_access(A1), lrrt::read_access(B1), lrrt::write_access(C)});
+  auto exec = g.instantiate();
+  CHECK(planned_headers(plan_of(exec)) == std::vector<std::vector<uint16_t>>{{kDispB_AcqS_RelA, kDispB, kBarB_RelS}});
+  in_both_orders(s, [&](bool) {
+    for (int replay = 0; replay < 3; ++replay) {
+      std::vector<float> p(n, kPoison), got(n, kPoison);
+      lrrt::copy_to_device(C, p.data(), n * 4);
+      exec.launch();
+      exec.synchronize();
+      lrrt::copy_to_host(got.data(), C, n * 4);
+      for (uint32_t i = 0; i < n; ++i) REQUIRE_MESSAGE(got[i] == a1[i] + b1[i], "element ", i);
+    }
+  });
 }
 
 TEST_CASE("hsa graph: a fan-in of 7 copies waits in barrier-AND packets of 5 and 2 signals") {

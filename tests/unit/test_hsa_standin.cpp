@@ -7,10 +7,20 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "backend.hpp"
 #include "error.hpp"
@@ -345,4 +355,212 @@ TEST_CASE("hsa stand-in: allocation failure names the size") {
   fx.device->free(small);
   h.set_fault("");
 }
+namespace {
+
+// The test-only kernels (tests/kernels/error_kernels.cpp) beside the host
+// build the stand-in runs.
+std::string test_kernel_dir() {
+  std::string p = LRRT_TEST_ERROR_KERNELS;
+  return p.substr(0, p.rfind('/'));
+}
+std::unique_ptr<Module> load_error_kernels(Fixture& fx) {
+  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", (std::string(LRRT_TEST_KERNEL_DIR) + ":" + test_kernel_dir()).c_str(), 1);
+  std::ifstream f(test_kernel_dir() + "/error_kernels.gfx1100.hsaco", std::ios::binary);
+  std::vector<char> c((std::istreambuf_iterator<char>(f)), {});
+  REQUIRE(!c.empty());
+  return fx.device->load_module(std::as_bytes(std::span(c)));
+}
+
+std::mt19937& test_rng() {
+  static std::mt19937 r(std::random_device{}());
+  return r;
+}
+
+}  // namespace
+
+// Issue 24, defect 2: ROCr returns HSA_STATUS_SUCCESS for a zero-byte
+// hsa_amd_memory_async_copy without ever completing its signal, and refuses
+// null pointers even then (the stand-in does both): lrrt never hands it one.
+TEST_CASE("hsa stand-in: a zero-byte copy completes its event in order, without the copy engine") {
+  Fixture fx(5000);
+  Hooks h;
+  auto m = fx.load("saxpy.gfx1100.hsaco");
+  auto q = fx.device->create_queue();
+  auto other = fx.device->create_queue();
+  auto ev = fx.device->create_event();
+  auto held = fx.device->create_event();
+  void* d = fx.device->allocate(256);
+  std::vector<char> host(256, 1);
+  const uint64_t zero_before = h.counter("zero_byte_copies");
+  for (bool null_pointers : {true, false}) {
+    CAPTURE(null_pointers);
+    q->copy(null_pointers ? nullptr : d, null_pointers ? nullptr : host.data(), 0, CopyKind::HostToDevice, {},
+            ev.get());
+    ev->synchronize();
+    CHECK(ev->query());
+    q->copy(null_pointers ? nullptr : host.data(), null_pointers ? nullptr : d, 0, CopyKind::DeviceToHost, {},
+            nullptr);
+    q->synchronize();
+  }
+  // One that waits for a copy still held on another queue completes after it.
+  h.hold_copies(1);
+  other->copy(d, host.data(), 256, CopyKind::HostToDevice, {}, held.get());
+  Event* waits[] = {held.get()};
+  q->copy(nullptr, nullptr, 0, CopyKind::HostToDevice, waits, ev.get());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(ev->query());
+  h.hold_copies(0);
+  ev->synchronize();
+  CHECK(held->query());
+  CHECK(h.counter("zero_byte_copies") == zero_before);
+  run_saxpy(fx, *m, *q, 1000, 128);  // the queue carries on
+  fx.device->free(d);
+}
+
+// Issue 24, defect 3: a kernel with a dynamic stack (recursion) needs more
+// private segment than its fixed frames; the stand-in faults a dispatch
+// that gives it no more (its stack would overrun the scratch slot).
+TEST_CASE("hsa stand-in: a recursive kernel gets a stack beyond its fixed frames and computes every element") {
+  Fixture fx;
+  Hooks h;
+  auto m = load_error_kernels(fx);
+  Kernel& k = m->kernel("recurse_sum");
+  REQUIRE(k.info().uses_dynamic_stack);
+  const uint32_t fixed = k.info().private_segment_size;
+  const uint32_t n = 1000 + test_rng()() % 100, depth = 20 + test_rng()() % 40;
+  auto* out = static_cast<uint32_t*>(fx.device->allocate(n * 4));
+  auto q = fx.device->create_queue();
+  std::vector<uint32_t> got(n, 0xdeadbeef);
+  q->copy(out, got.data(), n * 4, CopyKind::HostToDevice, {}, nullptr);
+  struct {
+    uint32_t* out;
+    uint32_t depth, n;
+  } args{out, depth, n};
+  LaunchConfig c;
+  c.block = {64, 1, 1};
+  c.grid = {(n + 63) / 64, 1, 1};
+  q->launch(k, c, std::as_bytes(std::span(&args, 1)).first(16), {}, nullptr);
+  q->copy(got.data(), out, n * 4, CopyKind::DeviceToHost, {}, nullptr);
+  q->synchronize();
+  CHECK(h.last().private_segment_size == fixed + 1024);
+  CHECK(h.counter("scratch_overruns") == 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t d = depth + i % 3;
+    REQUIRE_MESSAGE(got[i] == d * (d + 1) / 2, "element ", i);
+  }
+  fx.device->free(out);
+}
+
+// Issue 24, defect 4: ROCr aborts the process on a GPU memory fault unless a
+// system event handler handles it. lrrt registers one: the fault is the
+// device's error (LR_ERROR_KERNEL_FAULT naming the kernel and address), and
+// later work is refused (ROCr stops the device's queues and reports no
+// second fault).
+TEST_CASE("hsa stand-in: a GPU memory fault is the kernel's error, not the end of the process") {
+  Fixture fx(5000);
+  Hooks h;
+  auto m = load_error_kernels(fx);
+  auto q = fx.device->create_queue();
+  h.set_fault("vm_fault:write_to_address");
+  const uint64_t address = 0xdead0000ull + (test_rng()() % 4096) * 16;
+  LaunchConfig c;
+  q->launch(m->kernel("write_to_address"), c, std::as_bytes(std::span(&address, 1)), {}, nullptr);
+  try {
+    q->synchronize();
+    FAIL("no fault reported");
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    CHECK(e.status() == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(msg.find("'write_to_address'") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find(fmt::format("{:#x}", address)) != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("memory fault") != std::string::npos, msg);
+  }
+  h.set_fault("");
+  CHECK(h.counter("vm_faults") == 1);
+  try {
+    q->launch(m->kernel("write_to_address"), c, std::as_bytes(std::span(&address, 1)), {}, nullptr);
+    q->synchronize();
+    FAIL("the device still runs work after a memory fault");
+  } catch (const Error& e) {
+    CHECK(e.status() == LR_ERROR_DEVICE_LOST);
+    CHECK_MESSAGE(std::string(e.what()).find("had a GPU memory fault at address") != std::string::npos, e.what());
+  }
+}
+
+// The stand-in itself: without a handler that returns HSA_STATUS_SUCCESS a
+// memory fault aborts the process, with one the handler gets the event.
+TEST_CASE("hsa stand-in: a memory fault aborts the process unless a system event handler handles it") {
+  void* lib = dlopen(LRRT_TEST_HSA_STANDIN, RTLD_NOW);
+  REQUIRE(lib);
+  using init_fn = hsa_status_t (*)();
+  using register_fn = hsa_status_t (*)(hsa_amd_system_event_callback_t, void*);
+  auto init = reinterpret_cast<init_fn>(dlsym(lib, "hsa_init"));
+  auto shut_down = reinterpret_cast<init_fn>(dlsym(lib, "hsa_shut_down"));
+  auto register_handler = reinterpret_cast<register_fn>(dlsym(lib, "hsa_amd_register_system_event_handler"));
+  auto raise = reinterpret_cast<lrrt_hsa_standin_raise_vm_fault_fn>(dlsym(lib, "lrrt_hsa_standin_raise_vm_fault"));
+  REQUIRE((init && shut_down && register_handler && raise));
+  // 0: no handler; 1: one that declines; 2: one that handles it.
+  for (int mode : {0, 1, 2}) {
+    CAPTURE(mode);
+    fflush(nullptr);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int fd = open("/dev/null", O_WRONLY);
+      if (fd >= 0) dup2(fd, 2);  // the fault message
+      static uint64_t seen = 0;
+      if (init() != HSA_STATUS_SUCCESS) _exit(10);
+      auto handler = +[](const hsa_amd_event_t* e, void* data) {
+        seen = e->memory_fault.virtual_address;
+        return *static_cast<int*>(data) == 2 ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+      };
+      if (mode > 0 && register_handler(handler, &mode) != HSA_STATUS_SUCCESS) _exit(11);
+      raise(0x1234000);
+      _exit(seen == 0x1234000 ? 0 : 12);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    if (mode == 2) {
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+    } else {
+      CHECK(WIFSIGNALED(status));
+      CHECK(WTERMSIG(status) == SIGABRT);
+    }
+  }
+  dlclose(lib);
+}
+
+// Issue 24, suspected defect 7: a packet slot reserved and then abandoned
+// (its wait for ring space timed out) keeps an INVALID header, at which the
+// packet processor stops for good. lrrt waits for space before it moves the
+// write index.
+TEST_CASE("hsa stand-in: a full ring that times out leaves no hole: the queue carries on afterwards") {
+  Fixture fx(20000);
+  Hooks h;
+  auto m = fx.load("saxpy.gfx1100.hsaco");
+  auto q = fx.device->create_queue();
+  auto ev = fx.device->create_event();
+  void* d = fx.device->allocate(64);
+  std::vector<char> host(64, 3);
+  h.hold_copies(1);
+  q->copy(d, host.data(), 64, CopyKind::HostToDevice, {}, nullptr);
+  // Each marker waits for the held copy: the first blocks the processor, the
+  // ring fills.
+  const uint32_t ring = 4096;  // the stand-in's HSA_AGENT_INFO_QUEUE_MAX_SIZE, lrrt's cap
+  for (uint32_t i = 0; i < ring; ++i) q->record(*ev);
+  set_wait_timeout(std::chrono::milliseconds(200));
+  try {
+    q->record(*ev);
+    FAIL("the full ring did not time out");
+  } catch (const Error& e) {
+    CHECK(e.status() == LR_ERROR_TIMEOUT);
+  }
+  set_wait_timeout(std::chrono::milliseconds(5000));
+  h.hold_copies(0);
+  q->synchronize();
+  run_saxpy(fx, *m, *q, 2000, 256);  // the packets after the timeout run
+  fx.device->free(d);
+}
+
 #endif

@@ -31,6 +31,7 @@ struct InspectedKernel {
   std::optional<uint32_t> kernarg_align;
   std::optional<uint32_t> group_segment_size;    // static shared memory
   std::optional<uint32_t> private_segment_size;  // per work-item scratch / stack frame
+  std::optional<bool> uses_dynamic_stack;        // AMD: a stack the compiler cannot bound
   std::optional<uint32_t> max_workgroup_size;
   std::optional<uint32_t> wavefront_size;
   std::optional<uint32_t> sgpr_count;

@@ -40,6 +40,10 @@ struct KernelInfo {
   uint32_t kernarg_align = 8;
   uint32_t group_segment_size = 0;
   uint32_t private_segment_size = 0;
+  // AMD metadata .uses_dynamic_stack: recursion, indirect or external calls
+  // whose stack the compiler cannot bound; the dispatch must give more
+  // private segment than private_segment_size (docs/backends/hsa.md).
+  bool uses_dynamic_stack = false;
   uint32_t max_workgroup_size = 0;
   uint32_t wavefront_size = 0;
   uint32_t sgpr_count = 0;

@@ -62,18 +62,39 @@ AqlPlan plan_aql(const Graph& graph, const Derived& d, const Lanes& lanes, const
   const uint32_t lane_count = std::max<uint32_t>(1, lanes.count);
   plan.lanes.resize(lane_count);
 
-  // Cache fences from every true read-after-write pair.
+  // Cache fences from every data hazard, also those the reduction removed
+  // (the rules in aql_plan.hpp).
   std::vector<FenceScope> acquire(n, FenceScope::None), release(n, FenceScope::None);
-  std::vector<std::vector<uint32_t>> reads_from(n), read_by(n);
-  for (auto [u, v] : d.raw_pairs) {
-    FenceScope s = engine(u) || engine(v) ? FenceScope::System : FenceScope::Agent;
+  std::vector<std::vector<uint32_t>> reads_from(n), read_by(n), written_over_by(n), engine_after(n),
+      overwrites_engine(n);
+  auto add_once = [](std::vector<uint32_t>& list, uint32_t v) {
+    if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
+  };
+  for (const Edge& e : d.conflicts) {
+    const uint32_t u = e.from, v = e.to;
+    const bool raw = e.hazards & kHazardRaw, waw = e.hazards & kHazardWaw;
     if (!engine(u)) {
-      release[u] = widest(release[u], s);
-      read_by[u].push_back(v);
+      if (engine(v)) {
+        // The copy engine reads and writes memory, not the agent's L2: what
+        // the kernel left dirty there must be written back first, or it
+        // lands on top of the copy later (and a read would see old data).
+        release[u] = FenceScope::System;
+        add_once(engine_after[u], v);
+      } else if (raw || waw) {
+        // Another L2 of the agent (gfx942: one per XCD) may run the later
+        // kernel: agent scope writes this kernel's lines back.
+        release[u] = widest(release[u], FenceScope::Agent);
+        add_once(raw ? read_by[u] : written_over_by[u], v);
+      }
     }
-    if (!engine(v)) {
-      acquire[v] = widest(acquire[v], s);
-      reads_from[v].push_back(u);
+    if (!engine(v) && raw) {
+      acquire[v] = widest(acquire[v], engine(u) ? FenceScope::System : FenceScope::Agent);
+      add_once(reads_from[v], u);
+    } else if (!engine(v) && engine(u) && waw) {
+      // A partial write of a line the L2 holds from before the copy must not
+      // write the line's stale bytes back over the copy's: invalidate first.
+      acquire[v] = FenceScope::System;
+      add_once(overwrites_engine[v], u);
     }
   }
 
@@ -192,12 +213,23 @@ AqlPlan plan_aql(const Graph& graph, const Derived& d, const Lanes& lanes, const
       append(p.why, fmt::format("barrier: depends on nodes {} in this lane's open run", node_list(in_run)));
     p.acquire = acquire[v];
     p.release = release[v];
-    if (acquire[v] != FenceScope::None)
+    if (!reads_from[v].empty())
       append(p.why, fmt::format("acquire {}: reads what nodes {} wrote (RAW)", fence_scope_name(acquire[v]),
                                 node_list(reads_from[v])));
-    if (release[v] != FenceScope::None)
-      append(p.why, fmt::format("release {}: nodes {} read what it writes (RAW)", fence_scope_name(release[v]),
-                                node_list(read_by[v])));
+    if (!overwrites_engine[v].empty())
+      append(p.why, fmt::format("acquire system: writes over what copy-engine nodes {} wrote (WAW: no stale line "
+                                "of it stays in the L2)",
+                                node_list(overwrites_engine[v])));
+    if (release[v] != FenceScope::None) {
+      std::string because;
+      if (!read_by[v].empty()) append(because, fmt::format("nodes {} read what it writes (RAW)", node_list(read_by[v])));
+      if (!written_over_by[v].empty())
+        append(because, fmt::format("nodes {} write over what it writes (WAW)", node_list(written_over_by[v])));
+      if (!engine_after[v].empty())
+        append(because, fmt::format("copy-engine nodes {} touch its data (the engine bypasses the agent's L2)",
+                                    node_list(engine_after[v])));
+      append(p.why, fmt::format("release {}: {}", fence_scope_name(release[v]), because));
+    }
     p.completion = node_signal[v];
     packet_of[v] = push(lane, std::move(p));
   }

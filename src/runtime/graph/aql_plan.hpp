@@ -16,10 +16,23 @@
 //    before the dispatch, at most max_barrier_deps signals each; a signal
 //    one of them already waited for on this lane is not waited for again
 //    (a barrier-AND holds back every later packet of its queue).
-//  - Fences: agent-scope release on a dispatch whose writes a later node
-//    reads (read-after-write), agent-scope acquire on the reader. WAR and
-//    WAW only need ordering: no cache fence. Across the copy engine (which
-//    does not go through the agent's caches) the scope is system.
+//  - Fences, from every data hazard (also those the transitive reduction
+//    removed; docs/backends/hsa.md "Memory model"):
+//     - kernel -> kernel RAW: agent-scope release on the writer, agent-scope
+//       acquire on the reader;
+//     - kernel -> kernel WAW: agent-scope release on the first writer (an
+//       agent may have several L2s, one per XCD on gfx942: without it, its
+//       dirty lines may be written back after the second writer's);
+//     - kernel -> kernel WAR: ordering only (the reader finished; it left no
+//       dirty lines of that range);
+//     - kernel -> copy engine, any hazard (RAW, WAR, WAW): system-scope
+//       release on the kernel. The copy engine (SDMA) reads and writes
+//       memory, not the agent's L2: a dirty line written back after the
+//       copy would land on top of it. HIP releases at system scope before
+//       every DMA;
+//     - copy engine -> kernel RAW and WAW: system-scope acquire on the
+//       kernel (no line of the range the L2 held before the copy is read,
+//       or written back in part over it); WAR: ordering only.
 //  - The first packet of each lane acquires at system scope (host writes
 //    made before the replay). The first packet of lane 0 has the barrier
 //    bit: the replay follows earlier work on the queue.

@@ -448,8 +448,10 @@ Derived derive(const Graph& graph, const AllocationTable& allocations, const Der
     edges = std::move(merged);
   }
   d.edges_derived = uint32_t(edges.size());
-  for (const auto& e : edges)
+  for (const auto& e : edges) {
     if (e.hazards & kHazardRaw) d.raw_pairs.emplace_back(e.from, e.to);
+    if (e.hazards & (kHazardRaw | kHazardWar | kHazardWaw)) d.conflicts.push_back(e);
+  }
 
   // Topological order, recording order among ready nodes.
   {
@@ -507,6 +509,7 @@ Derived derive(const Graph& graph, const AllocationTable& allocations, const Der
     Edge dropped = edges[*options.drop_edge];
     edges.erase(edges.begin() + *options.drop_edge);
     std::erase(d.raw_pairs, std::make_pair(dropped.from, dropped.to));
+    std::erase_if(d.conflicts, [&](const Edge& e) { return e.from == dropped.from && e.to == dropped.to; });
     d.dropped_for_test = dropped;
     if (d.reduced) {
       auto preds = adjacency(n, edges, false);

@@ -182,6 +182,11 @@ struct Derived {
   // removed: the producer's writes must be made visible to the consumer
   // (cache fences), even when the ordering comes through other nodes.
   std::vector<std::pair<uint32_t, uint32_t>> raw_pairs;
+  // Every derived data hazard (RAW, WAR, WAW; not explicit edges), also
+  // those the reduction removed, with its hazard bits: a kernel whose data a
+  // later copy-engine operation touches, or a later kernel writes, needs a
+  // release the ordering alone does not give (graph/aql_plan.hpp).
+  std::vector<Edge> conflicts;
   uint32_t edges_derived = 0;  // before the reduction
   bool reduced = false;
   std::optional<Edge> dropped_for_test;

@@ -76,6 +76,15 @@ class HsaBackend final : public Backend {
     if (ctx->cpu_agent.handle == 0)
       return {false, fmt::format("{} reported no CPU agent, so there is no host memory pool",
                                  api.library_name)};
+    // Without a handler, ROCr aborts the process on a GPU memory fault.
+    std::string note;
+    ctx->faults = std::make_shared<FaultSink>(ctx->gpu_agents);
+    st = register_memory_fault_handler(api, ctx->faults);
+    if (st != HSA_STATUS_SUCCESS) {
+      ctx->faults.reset();
+      note = fmt::format("; hsa_amd_register_system_event_handler failed ({}): a GPU memory fault will abort the process",
+                         hsa_error_text(api, st));
+    }
     std::string names;
     for (auto a : ctx->gpu_agents) {
       char name[64] = {};
@@ -83,8 +92,8 @@ class HsaBackend final : public Backend {
       names += (names.empty() ? "" : ", ") + std::string(name);
     }
     ctx_ = std::move(ctx);
-    return {true, fmt::format("{} from {}; {} GPU agent(s): {}", ctx_->version, ctx_->api.library_name,
-                              ctx_->gpu_agents.size(), names)};
+    return {true, fmt::format("{} from {}; {} GPU agent(s): {}{}", ctx_->version, ctx_->api.library_name,
+                              ctx_->gpu_agents.size(), names, note)};
   }
 
   std::shared_ptr<Context> ctx_;

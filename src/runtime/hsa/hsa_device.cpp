@@ -189,6 +189,14 @@ void HsaDevice::free_kernarg(void* p) {
   if (p) api().hsa_amd_memory_pool_free(p);
 }
 
+void HsaDevice::watch_queue(const std::shared_ptr<QueueErrorState>& error) const {
+  if (ctx_->faults) ctx_->faults->watch(agent_, error);
+}
+
+std::optional<MemoryFault> HsaDevice::memory_fault() const {
+  return ctx_->faults ? ctx_->faults->fault(agent_) : std::nullopt;
+}
+
 SignalRef HsaDevice::acquire_signal() {
   hsa_signal_t s{0};
   {

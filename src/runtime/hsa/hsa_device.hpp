@@ -10,6 +10,7 @@
 
 #include "backend.hpp"
 #include "hsa_status.hpp"
+#include "memory_fault.hpp"
 #include "lrrt/formats/amdgpu.hpp"
 
 namespace lrrt::rt::hsa {
@@ -25,6 +26,7 @@ struct Context {
   hsa_agent_t cpu_agent{0};
   std::vector<hsa_agent_t> gpu_agents;
   std::string version;
+  std::shared_ptr<FaultSink> faults;  // the GPU memory fault handler's (memory_fault.hpp)
   ~Context();
 };
 
@@ -57,6 +59,11 @@ class HsaDevice final : public Device {
   hsa_agent_t agent() const { return agent_; }
   const amdgpu::TargetId& target() const { return target_; }
   uint32_t queue_size() const { return queue_size_; }
+
+  // A queue of this device fails when a GPU memory fault of its agent is
+  // reported (memory_fault.hpp).
+  void watch_queue(const std::shared_ptr<QueueErrorState>& error) const;
+  std::optional<MemoryFault> memory_fault() const;
 
   SignalRef acquire_signal();  // value 1
   void release_signal(hsa_signal_t s);

@@ -11,12 +11,6 @@
 
 namespace lrrt::rt::hsa {
 
-// Set by the queue error callback (ROCr's thread), read by waiters.
-struct QueueErrorState {
-  std::atomic<bool> failed{false};
-  std::atomic<int> status{0};
-};
-
 // Waits until the signal drops below 1 (rt::wait: spin, then block in slices
 // so that a failure of `error`'s queue is noticed; then returns, and the
 // caller reports it). `what` names the operation in a timeout message.

@@ -3,6 +3,8 @@
 // described by the metadata note and the loader's symbol information.
 #include "hsa_executable.hpp"
 
+#include <algorithm>
+
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/select.hpp"
 
@@ -43,21 +45,26 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
                      hsa_code_object_reader_create_from_memory(bytes.data(), bytes.size(), &reader));
       readers_.push_back(reader);
     }
-    LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_create_alt(
-        HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr, &executable_));
-    for (const auto& reader : readers_)
+    for (const auto& reader : readers_) {
+      hsa_executable_t executable{0};
+      LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_create_alt(
+          HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr, &executable));
+      executables_.push_back(executable);
       LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_load_agent_code_object(
-          executable_, device.agent(), reader, nullptr, nullptr));
-    LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze(executable_, nullptr));
+          executable, device.agent(), reader, nullptr, nullptr));
+      LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_freeze(executable, nullptr));
+    }
     hsa_agent_t agent = device.agent();
-    for (auto& co : code_objects) {
+    for (size_t part = 0; part < code_objects.size(); ++part) {
+      auto& co = code_objects[part];
+      const hsa_executable_t executable = executables_[part];
       std::shared_ptr<const formats::amdgpu::PrintfTable> printf_table;  // one per code object
       for (auto& info : co.kernels) {
         auto k = std::make_unique<HsaKernel>();
         std::string symbol = info.symbol.empty() ? info.name + ".kd" : info.symbol;
         hsa_executable_symbol_t sym;
         LRRT_HSA_CHECK(api, LR_ERROR_INVALID_IMAGE, hsa_executable_get_symbol_by_name(
-            executable_, symbol.c_str(), &agent, &sym));
+            executable, symbol.c_str(), &agent, &sym));
         uint32_t kernarg = 0, group = 0, priv = 0;
         LRRT_HSA_CHECK(api, LR_ERROR_RUNTIME, hsa_executable_symbol_get_info(
             sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->kernel_object));
@@ -69,7 +76,8 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
             sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &priv));
         k->kernarg_size = std::max(kernarg, info.kernarg_size);
         k->group_segment_size = std::max(group, info.group_segment_size);
-        k->private_segment_size = std::max(priv, info.private_segment_size);
+        k->private_segment_size =
+            dispatch_private_segment(std::max(priv, info.private_segment_size), info.uses_dynamic_stack);
         k->info_ = std::move(info);
         k->info_.symbol = symbol;
         k->services = kernel_services(k->info_);
@@ -81,7 +89,7 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
       }
     }
   } catch (...) {
-    if (executable_.handle) api.hsa_executable_destroy(executable_);
+    for (auto& e : executables_) api.hsa_executable_destroy(e);
     for (auto& r : readers_) api.hsa_code_object_reader_destroy(r);
     throw;
   }
@@ -89,12 +97,14 @@ HsaModule::HsaModule(HsaDevice& device, std::span<const std::byte> image) : devi
 
 HsaModule::~HsaModule() {
   const HsaSymbols& api = device_.api();
-  if (executable_.handle) api.hsa_executable_destroy(executable_);
+  for (auto& e : executables_) api.hsa_executable_destroy(e);
   for (auto& r : readers_)
     if (r.handle) api.hsa_code_object_reader_destroy(r);
 }
 
 Kernel& HsaModule::kernel(std::string_view name) {
+  // A kernel defined by several parts (a template instantiated in two
+  // translation units) is the first part's, as a weak symbol would resolve.
   for (auto& k : kernels_)
     if (k->info_.name == name || k->info_.symbol == name) {
       check_services(k->services);  // a kernel needing what lrrt lacks is refused here
@@ -108,7 +118,8 @@ Kernel& HsaModule::kernel(std::string_view name) {
 
 std::vector<std::string> HsaModule::kernel_names() const {
   std::vector<std::string> out;
-  for (auto& k : kernels_) out.push_back(k->info_.name);
+  for (auto& k : kernels_)
+    if (std::find(out.begin(), out.end(), k->info_.name) == out.end()) out.push_back(k->info_.name);
   return out;
 }
 

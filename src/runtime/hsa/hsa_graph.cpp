@@ -345,6 +345,7 @@ void HsaGraphExec::encode(const graph::Graph& graph) {
     LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME,
                    hsa_queue_create(device_.agent(), device_.queue_size(), HSA_QUEUE_TYPE_SINGLE, lane_error_callback,
                                     lane.error.get(), UINT32_MAX, UINT32_MAX, &lane.queue));
+    device_.watch_queue(lane.error);
   }
 }
 
@@ -581,6 +582,10 @@ void HsaGraphExec::wait_replay() {
   const auto& error = lanes_[lane].error;
   std::string what = fmt::format("{} failed on the hsa queue of lane {}: {}", pending_work(), lane,
                                  hsa_error_text(api_, hsa_status_t(error->status.load())));
+  if (error->memory_fault.load())
+    what += fmt::format(" (a GPU memory fault at address {:#x}: {}; the device is unusable until the process "
+                        "restarts)",
+                        error->fault_address.load(), memory_fault_reason_text(error->fault_reason.load()));
   abandon();
   done_.reset();
   failure_ = what;

@@ -47,6 +47,7 @@ void HsaQueue::create_hsa_queue() {
   LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME, hsa_queue_create(device_.agent(), device_.queue_size(),
                                                           HSA_QUEUE_TYPE_SINGLE, queue_error_callback,
                                                           error_.get(), UINT32_MAX, UINT32_MAX, &queue_));
+  device_.watch_queue(error_);
   // Dispatch timestamps for Event::duration_ns; failure only loses timing.
   api_.hsa_amd_profiling_set_profiler_enabled(queue_, 1);
 }
@@ -146,12 +147,25 @@ uint32_t check_dispatch(const HsaKernel& k, const LaunchConfig& c, const DeviceP
   return uint32_t(group);
 }
 
+void HsaQueue::wait_for_packets(size_t count) {
+  // Before the write index moves: a slot reserved and then abandoned (the
+  // wait timed out, the queue failed) keeps an INVALID header, and the
+  // packet processor stops there for good. One producer (the queue's lock),
+  // so the space found here stays free.
+  const uint64_t first = api_.hsa_queue_load_write_index_relaxed(queue_);
+  wait_ring_space(api_, queue_, first + count - 1, *error_);
+  throw_if_failed();
+}
+
 void* HsaQueue::reserve_packet(uint64_t* index) {
+  // wait_for_packets made room.
   uint64_t idx = api_.hsa_queue_add_write_index_relaxed(queue_, 1);
-  const uint64_t size = queue_->size;
-  wait_ring_space(api_, queue_, idx, *error_);
   *index = idx;
-  return static_cast<std::byte*>(queue_->base_address) + (idx & (size - 1)) * kAqlPacketBytes;
+  return static_cast<std::byte*>(queue_->base_address) + (idx & (queue_->size - 1)) * kAqlPacketBytes;
+}
+
+size_t HsaQueue::barrier_packets(size_t deps) {
+  return (deps + kBarrierAndMaxDeps - 1) / kBarrierAndMaxDeps;
 }
 
 void HsaQueue::ring_doorbell(uint64_t index) {
@@ -215,12 +229,16 @@ void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std
     deps.push_back(cp.signal->handle);
     keep.push_back(cp.signal);
   }
-  if (!deps.empty()) emit_barriers(deps, hsa_signal_t{0});
 
+  // Everything that may wait or throw comes before the first packet: a
+  // barrier-AND written for a dispatch that then fails to be submitted would
+  // wait on signals nobody keeps out of the pool any more.
   const uint64_t printf_buffer = k->services.printf_buffer ? attach_printf(*k) : 0;
   size_t bytes = std::max<size_t>(k->kernarg_size, args.size());
   Slot& s = acquire_slot(bytes);
   pack_kernargs(info, c, args, std::span<std::byte>(s.kernarg, s.capacity), printf_buffer);
+  wait_for_packets(barrier_packets(deps.size()) + 1);
+  if (!deps.empty()) emit_barriers(deps, hsa_signal_t{0});
   hsa_signal_t completion;
   if (auto* ev = dynamic_cast<HsaEvent*>(signal)) {
     completion = ev->arm(HsaEvent::Kind::Dispatch, error_,
@@ -252,6 +270,7 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
   std::vector<hsa_signal_t> deps;
   std::vector<SignalRef> keep;
   collect_waits(wait_for, deps, keep);
+  const bool waits_for_events = !deps.empty();
   // In order with this queue: after the last AQL packet and earlier copies.
   bool waits_on_slot = false;
   if (last_signal_.handle && api_.hsa_signal_load_relaxed(last_signal_) > 0) {
@@ -263,6 +282,11 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
   for (auto& cp : copies_) {
     deps.push_back(cp.signal->handle);
     keep.push_back(cp.signal);
+  }
+
+  if (size == 0) {
+    copy_nothing(deps, std::move(keep), waits_for_events, signal);
+    return;
   }
 
   hsa_agent_t gpu = device_.agent(), cpu = ctx_.cpu_agent;
@@ -311,6 +335,39 @@ void HsaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Even
   copies_.push_back({std::move(sig), staging, std::move(keep)});
 }
 
+void HsaQueue::copy_nothing(std::vector<hsa_signal_t>& deps, std::vector<SignalRef> keep, bool waits_for_events,
+                            Event* signal) {
+  // ROCr's hsa_amd_memory_async_copy returns HSA_STATUS_SUCCESS for zero
+  // bytes without ever completing the signal (every wait on it would hang)
+  // and refuses null pointers even then: a zero-byte copy does not reach
+  // the copy engine. It still follows what came before it on the queue and
+  // its events, and later work follows it: a barrier-AND packet waiting for
+  // the same signals stands in for it, completing its event.
+  auto* ev = dynamic_cast<HsaEvent*>(signal);
+  if (!ev && !waits_for_events) return;  // nothing waits for it, it waits for nothing new
+  wait_for_packets(std::max<size_t>(1, barrier_packets(deps.size())));
+  SignalRef done;
+  if (ev) {
+    ev->arm(HsaEvent::Kind::Marker, error_, "a zero-byte copy");
+    done = ev->signal_ref();
+  } else {
+    done = device_.acquire_signal();
+  }
+  if (deps.empty()) {
+    uint64_t idx;
+    auto* p = static_cast<hsa_barrier_and_packet_t*>(reserve_packet(&idx));
+    encode_barrier_and(p, {}, done->handle);
+    publish_packet(p, kBarrierAndHeader, 0);
+    ring_doorbell(idx);
+  } else {
+    emit_barriers(deps, done->handle);
+  }
+  markers_.push_back({done, std::move(keep)});
+  last_signal_ = done->handle;
+  last_ref_ = std::move(done);
+  last_slot_ = nullptr;
+}
+
 void HsaQueue::record(Event& event) {
   auto* ev = dynamic_cast<HsaEvent*>(&event);
   if (!ev) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "an hsa queue cannot record another backend's event");
@@ -324,6 +381,7 @@ void HsaQueue::record(Event& event) {
     copy_refs.push_back(cp.signal);
   }
   reap_completed();
+  wait_for_packets(std::max<size_t>(1, barrier_packets(deps.size())));
   hsa_signal_t completion = ev->arm(HsaEvent::Kind::Marker, error_, "an event marker");
   markers_.push_back({ev->signal_ref(), std::move(copy_refs)});
   if (deps.empty()) {
@@ -370,7 +428,17 @@ uint64_t HsaQueue::attach_printf(const HsaKernel& k) {
 }
 
 void HsaQueue::throw_if_failed() {
-  if (!error_->failed.load(std::memory_order_acquire)) return;
+  if (!error_->failed.load(std::memory_order_acquire)) {
+    if (!queue_) {
+      // A GPU memory fault stopped the device (reported once, below).
+      const auto f = device_.memory_fault();
+      LRRT_THROW(LR_ERROR_DEVICE_LOST,
+                 "hsa device '{}' had a GPU memory fault at address {:#x} ({}); ROCr stops the device's queues and "
+                 "reports one memory fault per process: the device is unusable until the process restarts",
+                 device_.properties().name, f ? f->address : 0, memory_fault_reason_text(f ? f->reason : 0));
+    }
+    return;
+  }
   // What the dispatches printed before the queue failed may explain it.
   if (printf_) printf_->drain();
   // The oldest dispatch that has not completed is the one that faulted.
@@ -400,6 +468,21 @@ void HsaQueue::throw_if_failed() {
   last_slot_ = nullptr;
   auto old = error_;
   destroy_hsa_queue();
+  if (old->memory_fault.load()) {
+    // No new queue: the device's queues stopped, and ROCr reports no later
+    // fault. Later calls say the device is lost.
+    error_ = std::make_shared<QueueErrorState>();
+    const std::string where = fmt::format("at address {:#x} ({})", old->fault_address.load(),
+                                          memory_fault_reason_text(old->fault_reason.load()));
+    if (name.empty())
+      LRRT_THROW(LR_ERROR_KERNEL_FAULT,
+                 "a GPU memory fault {} stopped the hsa queue; the device is unusable until the process restarts",
+                 where);
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT,
+               "kernel '{}' caused a GPU memory fault {} on hsa device '{}'; ROCr stops the device's queues: the "
+               "device is unusable until the process restarts",
+               name, where, device_.properties().name);
+  }
   std::string recovered = "a new hsa queue replaces it";
   try {
     create_hsa_queue();

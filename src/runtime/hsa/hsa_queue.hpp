@@ -84,8 +84,16 @@ class HsaQueue final : public Queue {
   void destroy_hsa_queue();
   bool slot_done(const Slot& s) const;
   Slot& acquire_slot(size_t kernarg_bytes);
-  // Reserves a packet slot, waiting while the ring is full.
+  // Waits until `count` more packets fit in the ring (throws on a timeout or
+  // a queue error); call before the first packet of an operation, and before
+  // anything that cannot be undone.
+  void wait_for_packets(size_t count);
+  // Takes the next packet slot; wait_for_packets made room for it.
   void* reserve_packet(uint64_t* index);
+  static size_t barrier_packets(size_t deps);
+  // A zero-byte copy: no copy-engine operation (docs/backends/hsa.md).
+  void copy_nothing(std::vector<hsa_signal_t>& deps, std::vector<SignalRef> keep, bool waits_for_events,
+                    Event* signal);
   void ring_doorbell(uint64_t index);
   // Emits barrier-AND packets so later packets wait for these signals.
   void emit_barriers(std::vector<hsa_signal_t>& deps, hsa_signal_t last_completion);

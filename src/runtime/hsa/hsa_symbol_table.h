@@ -19,6 +19,7 @@
   X(hsa_amd_memory_pool_free)                  \
   X(hsa_amd_agents_allow_access)               \
   X(hsa_amd_memory_async_copy)                 \
+  X(hsa_amd_register_system_event_handler)     \
   X(hsa_signal_create)                         \
   X(hsa_signal_destroy)                        \
   X(hsa_signal_load_relaxed)                   \

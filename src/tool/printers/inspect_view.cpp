@@ -23,7 +23,8 @@ const std::vector<std::pair<std::string, std::string>> kKernelColumns = {
     {"kernel", "name"},          {"symbol", "symbol"},
     {"kernarg", "kernarg_size"}, {"explicit", "explicit_kernarg_size"},
     {"align", "kernarg_align"},  {"group", "group_segment_size"},
-    {"private", "private_segment_size"}, {"max wg", "max_workgroup_size"},
+    {"private", "private_segment_size"}, {"dyn stack", "uses_dynamic_stack"},
+    {"max wg", "max_workgroup_size"},
     {"wave", "wavefront_size"},  {"sgpr", "sgpr_count"},
     {"vgpr", "vgpr_count"},      {"regs", "registers"}};
 const std::vector<std::string> kArgColumns = {"index", "offset", "size", "kind",

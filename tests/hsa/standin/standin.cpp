@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "lrrt/formats/amdgpu.hpp"
+#include "lrrt/formats/elf.hpp"
 #include "lrrt/host_kernel_abi.h"
 #include "standin_hooks.h"
 
@@ -84,6 +85,7 @@ constexpr uint64_t kGpuPool = 0x10, kGroupPool = 0x11, kFinePool = 0x20, kKernar
 struct Faults {
   std::string queue_error_kernel;
   std::string lost_signal_kernel;
+  std::string vm_fault_kernel;
   uint64_t alloc_fail_bytes = 0;
   bool init_fail = false;
   bool no_gpu = false;
@@ -94,6 +96,11 @@ struct State {
   Faults faults;
   int init_count = 0;
   std::map<uintptr_t, size_t> allocations;  // all pools
+  std::map<uintptr_t, size_t> device_allocations;  // the coarse-grained GPU pool: cached in the L2s
+  // hsa_amd_register_system_event_handler; cleared when the last
+  // hsa_shut_down ends the runtime, as ROCr's are.
+  std::vector<std::pair<hsa_amd_system_event_callback_t, void*>> event_handlers;
+  bool vm_fault_delivered = false;  // ROCr's VMFaultHandler does not re-arm itself
   std::vector<lrrt_hsa_standin_dispatch_t> dispatches;
   std::map<std::string, uint64_t> counters;
   std::string isa = "gfx1100";
@@ -121,6 +128,7 @@ void set_faults(const char* spec) {
     std::string val = colon == std::string::npos ? "" : item.substr(colon + 1);
     if (key == "queue_error") f.queue_error_kernel = val;
     else if (key == "lost_signal") f.lost_signal_kernel = val;
+    else if (key == "vm_fault") f.vm_fault_kernel = val;
     else if (key == "alloc_fail") f.alloc_fail_bytes = std::strtoull(val.c_str(), nullptr, 10);
     else if (key == "init_fail") f.init_fail = true;
     else if (key == "no_gpu") f.no_gpu = true;
@@ -276,6 +284,7 @@ struct SReader {
 };
 struct SExecutable {
   std::vector<std::unique_ptr<SKernel>> kernels;
+  std::vector<std::string> symbols;  // non-local definitions of the code objects loaded
   bool frozen = false;
 };
 
@@ -296,6 +305,36 @@ void queue_fail(SQueue* q, hsa_status_t status) {
   q->dead.store(true);
   count("queue_errors");
   if (q->callback) q->callback(status, &q->q, q->data);
+}
+
+// A GPU memory fault, as ROCr's Runtime::VMFaultHandler reports it: the
+// queue stops (no queue error callback: lrrt must not count on one), and
+// the system event handlers get HSA_AMD_GPU_MEMORY_FAULT_EVENT; unless one
+// of them returns HSA_STATUS_SUCCESS the process aborts. The handler is not
+// re-armed: a later fault in the same runtime is not reported at all.
+void vm_fault(SQueue* q, uint64_t address, uint32_t reason, const char* why) {
+  if (q) q->dead.store(true);
+  count("vm_faults");
+  std::vector<std::pair<hsa_amd_system_event_callback_t, void*>> handlers;
+  {
+    std::lock_guard l(state().mutex);
+    if (state().vm_fault_delivered) return;
+    state().vm_fault_delivered = true;
+    handlers = state().event_handlers;
+  }
+  hsa_amd_event_t event{};
+  event.event_type = HSA_AMD_GPU_MEMORY_FAULT_EVENT;
+  event.memory_fault.agent = hsa_agent_t{kGpuAgent};
+  event.memory_fault.virtual_address = address;
+  event.memory_fault.fault_reason_mask = reason;
+  bool handled = false;
+  for (auto& [callback, data] : handlers) handled |= callback(&event, data) == HSA_STATUS_SUCCESS;
+  if (handled) return;
+  std::fprintf(stderr,
+               "Memory access fault by GPU node-1 (Agent handle: %p) on address %p. Reason: Page not present or "
+               "supervisor privilege. (hsa stand-in: %s)\n",
+               reinterpret_cast<void*>(kGpuAgent), reinterpret_cast<void*>(address), why);
+  std::abort();
 }
 
 // Runs a dispatch on the processor thread. Returns false when the queue
@@ -355,6 +394,24 @@ bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t hea
     queue_fail(q, hsa_status_t(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION));
     return false;
   }
+  if (!f.vm_fault_kernel.empty() && f.vm_fault_kernel == k->info.name) {
+    uint64_t address = 0;  // the first argument word: write_to_address's target
+    if (p.kernarg_address) std::memcpy(&address, p.kernarg_address, 8);
+    vm_fault(q, address, HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT, "injected vm_fault");
+    return false;
+  }
+  // Scratch: the packet's private segment per work-item must hold the
+  // kernel's fixed frames, and a kernel with a dynamic stack (recursion,
+  // indirect calls) runs past them: given no more than its fixed size, its
+  // stack overruns the scratch wave slot, which on the GPU is a memory
+  // fault (or silent corruption of another wave's scratch).
+  if (p.private_segment_size < k->info.private_segment_size ||
+      (k->info.uses_dynamic_stack && p.private_segment_size <= k->info.private_segment_size)) {
+    count("scratch_overruns");
+    vm_fault(q, 0x7f0000000000ull + p.private_segment_size, HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+             "the kernel's stack overran its private segment");
+    return false;
+  }
   if (!k->host) k->host = find_host_kernel(k->info.name);
   if (!k->host) {
     std::string dirs;
@@ -409,6 +466,194 @@ void complete(hsa_signal_t s, uint64_t start, const std::string& kernel = {}) {
   x->sub(1);
 }
 
+
+// ------------------------------------------------------------ memory model
+// A write-back L2 per agent, as strict as the hardware about what the copy
+// engine sees (docs/backends/hsa.md "Memory model"). A dispatch runs on the
+// host bytes; afterwards the bytes it changed in the GPU-pool allocations
+// its kernarg buffer points to are dirty in the L2 that ran it, with the
+// value memory held before ("old"). Until a release of sufficient scope
+// writes them back:
+//  - the copy engine reads the old value (SDMA reads memory, not the L2);
+//  - a copy-engine write lands in memory, and the dirty bytes are written
+//    back over it later (at the next release that covers that L2, at the
+//    latest the replay's terminal system release): the copy's data is lost.
+// Scopes: with one L2 (every target but gfx94x/gfx95x) only a system-scope
+// release writes back; agent scope keeps the lines in the L2, which every
+// dispatch of the agent shares. With several L2s (gfx942: one per XCD; two
+// are modelled, dispatches alternate between them) agent scope writes the
+// dispatch's L2 back (buffer_wbl2), and a barrier-AND's release writes back
+// every L2, the most recently written first, so that of two L2s holding the
+// same byte the older write lands last. Not modelled: stale reads through
+// an L2 (acquire scopes have no effect here), and memory a kernel reaches
+// other than through a pointer in its kernarg buffer (it is not cached).
+struct Dirty {
+  std::vector<std::byte> old_bytes, new_bytes;
+  std::vector<uint8_t> mask;
+};
+struct L2Cache {
+  std::map<uintptr_t, Dirty> lines;  // by allocation base
+  uint64_t last_write = 0;           // the dispatch sequence number that last dirtied it
+};
+struct Snapshot {
+  uintptr_t base = 0;
+  size_t size = 0;
+  std::vector<std::byte> bytes;
+};
+struct MemorySystem {
+  std::mutex m;
+  std::vector<L2Cache> l2 = std::vector<L2Cache>(1);
+  uint64_t dispatches = 0;
+  std::vector<Snapshot*> open;  // snapshots of dispatches running now
+};
+MemorySystem& memory() {
+  static MemorySystem s;
+  return s;
+}
+size_t l2_count_for(const std::string& isa) {
+  return isa.rfind("gfx94", 0) == 0 || isa.rfind("gfx95", 0) == 0 ? 2 : 1;
+}
+
+// Host bytes changed by the memory system itself (a copy-engine write, a
+// write-back) are not a running dispatch's writes: its snapshot follows.
+void update_open_snapshots(MemorySystem& ms, uintptr_t dst, const std::byte* src, size_t size) {
+  for (Snapshot* sn : ms.open) {
+    uintptr_t lo = std::max(dst, sn->base), hi = std::min(dst + size, sn->base + sn->size);
+    if (lo < hi) std::memcpy(sn->bytes.data() + (lo - sn->base), src + (lo - dst), hi - lo);
+  }
+}
+
+void write_back(MemorySystem& ms, L2Cache& c) {
+  for (auto& [base, d] : c.lines) {
+    auto* mem = reinterpret_cast<std::byte*>(base);
+    for (size_t i = 0; i < d.mask.size(); ++i)
+      if (d.mask[i]) mem[i] = d.new_bytes[i];
+    update_open_snapshots(ms, base, mem, d.mask.size());
+  }
+  if (!c.lines.empty()) count("l2_write_backs");
+  c.lines.clear();
+}
+
+// A release fence of `scope` by a dispatch that ran on L2 `which`, or by a
+// barrier-AND (which = SIZE_MAX: every L2).
+void release_fence(uint32_t scope, size_t which) {
+  MemorySystem& ms = memory();
+  std::lock_guard l(ms.m);
+  const bool several = ms.l2.size() > 1;
+  if (scope == HSA_FENCE_SCOPE_NONE || (!several && scope != HSA_FENCE_SCOPE_SYSTEM)) return;
+  if (which < ms.l2.size()) {
+    write_back(ms, ms.l2[which]);
+    return;
+  }
+  std::vector<L2Cache*> order;
+  for (auto& c : ms.l2) order.push_back(&c);
+  std::sort(order.begin(), order.end(), [](L2Cache* a, L2Cache* b) { return a->last_write > b->last_write; });
+  for (L2Cache* c : order) write_back(ms, *c);
+}
+
+// Dirty bytes of every L2 that overlap [p, p + size).
+template <typename F>
+void for_each_dirty(MemorySystem& ms, uintptr_t p, size_t size, F&& f) {
+  for (auto& c : ms.l2)
+    for (auto& [base, d] : c.lines) {
+      uintptr_t lo = std::max(p, base), hi = std::min(p + size, base + d.mask.size());
+      for (uintptr_t a = lo; a < hi; ++a)
+        if (d.mask[a - base]) f(d, a - base, a - p);
+    }
+}
+
+// The copy engine: reads memory (the old value of bytes dirty in an L2),
+// writes memory (dirty bytes stay dirty, to be written back over it).
+void engine_copy(void* dst, const void* src, size_t size) {
+  MemorySystem& ms = memory();
+  std::lock_guard l(ms.m);
+  std::vector<std::byte> data(static_cast<const std::byte*>(src), static_cast<const std::byte*>(src) + size);
+  for_each_dirty(ms, reinterpret_cast<uintptr_t>(src), size,
+                 [&](Dirty& d, size_t at, size_t off) { data[off] = d.old_bytes[at]; });
+  std::memcpy(dst, data.data(), size);
+  for_each_dirty(ms, reinterpret_cast<uintptr_t>(dst), size,
+                 [&](Dirty& d, size_t at, size_t off) { d.old_bytes[at] = data[off]; });
+  update_open_snapshots(ms, reinterpret_cast<uintptr_t>(dst), data.data(), size);
+}
+
+// The GPU-pool allocations a dispatch can reach: those an aligned 64-bit
+// word of its kernarg buffer points into.
+std::vector<std::pair<uintptr_t, size_t>> reachable(const void* kernarg, size_t size) {
+  std::vector<std::pair<uintptr_t, size_t>> out;
+  if (!kernarg) return out;
+  std::lock_guard l(state().mutex);
+  const auto& allocs = state().device_allocations;
+  for (size_t off = 0; off + 8 <= size; off += 8) {
+    uint64_t v;
+    std::memcpy(&v, static_cast<const std::byte*>(kernarg) + off, 8);
+    auto it = allocs.upper_bound(uintptr_t(v));
+    if (it == allocs.begin()) continue;
+    --it;
+    if (v < it->first || v >= it->first + it->second) continue;
+    std::pair<uintptr_t, size_t> a{it->first, it->second};
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  }
+  return out;
+}
+
+// Before a dispatch: snapshots of what it can reach. After it: the bytes it
+// changed become dirty in L2 `which`.
+struct DispatchWindow {
+  size_t which = 0;
+  std::vector<std::unique_ptr<Snapshot>> snaps;
+  DispatchWindow(const void* kernarg, size_t kernarg_size) {
+    MemorySystem& ms = memory();
+    auto reach = reachable(kernarg, kernarg_size);
+    std::lock_guard l(ms.m);
+    which = ms.dispatches++ % ms.l2.size();
+    for (auto [base, size] : reach) {
+      auto sn = std::make_unique<Snapshot>();
+      sn->base = base;
+      sn->size = size;
+      auto* mem = reinterpret_cast<const std::byte*>(base);
+      sn->bytes.assign(mem, mem + size);
+      ms.open.push_back(sn.get());
+      snaps.push_back(std::move(sn));
+    }
+  }
+  void close(bool ran) {
+    MemorySystem& ms = memory();
+    std::lock_guard l(ms.m);
+    for (auto& sn : snaps) {
+      std::erase(ms.open, sn.get());
+      if (!ran) continue;
+      auto* mem = reinterpret_cast<const std::byte*>(sn->base);
+      Dirty* d = nullptr;
+      for (size_t i = 0; i < sn->size; ++i) {
+        if (mem[i] == sn->bytes[i]) continue;
+        if (!d) {
+          d = &ms.l2[which].lines[sn->base];
+          if (d->mask.empty()) {
+            d->mask.assign(sn->size, 0);
+            d->old_bytes.resize(sn->size);
+            d->new_bytes.resize(sn->size);
+          }
+        }
+        if (!d->mask[i]) {
+          d->mask[i] = 1;
+          d->old_bytes[i] = sn->bytes[i];
+        }
+        d->new_bytes[i] = mem[i];
+      }
+      if (d) ms.l2[which].last_write = ms.dispatches;
+    }
+    snaps.clear();
+  }
+  ~DispatchWindow() { close(false); }
+};
+
+// A freed allocation's dirty bytes go with it.
+void forget_dirty(uintptr_t base) {
+  MemorySystem& ms = memory();
+  std::lock_guard l(ms.m);
+  for (auto& c : ms.l2) c.lines.erase(base);
+}
+
 // Worst-order mode (LRRT_TEST_WORST_ORDER=1 at hsa_init, or
 // lrrt_hsa_standin_set_worst_order): see the top of the file.
 std::atomic<bool> worst_order{false};
@@ -422,8 +667,11 @@ struct Deferred {
 // Runs a dispatch and completes its signal; false when the queue failed.
 bool execute(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t header) {
   uint64_t start = now_ns();
-  if (!run_dispatch(q, p, header)) return false;
   auto* k = reinterpret_cast<SKernel*>(p.kernel_object);
+  DispatchWindow window(p.kernarg_address, k ? std::min<size_t>(k->info.kernarg_size, LRRT_STANDIN_MAX_KERNARG) : 0);
+  if (!run_dispatch(q, p, header)) return false;
+  window.close(true);
+  release_fence((header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) & 3, window.which);
   complete(p.completion_signal, start, k->info.name);
   return true;
 }
@@ -518,6 +766,7 @@ void processor(SQueue* q) {
                sig(d)->wait(HSA_SIGNAL_CONDITION_EQ, 0, 20'000'000) != 0) {
         }
       if (q->stop.load()) break;
+      release_fence((header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) & 3, SIZE_MAX);
       complete(p.completion_signal, start);
     } else {
       count("packets_other");
@@ -592,7 +841,7 @@ struct CopyEngine {
         continue;
       }
       uint64_t start = now_ns();
-      if (t.size) std::memmove(t.dst, t.src, t.size);  // a zero-byte copy may have null pointers
+      engine_copy(t.dst, t.src, t.size);
       count("copies");
       count("copy_bytes", t.size);
       complete(t.completion, start);
@@ -637,7 +886,15 @@ std::string isa_processor() {
 // ================================================================ HSA API
 EXPORT hsa_status_t hsa_init() {
   if (const char* f = std::getenv("LRRT_HSA_STANDIN_FAULT")) set_faults(f);
-  if (const char* i = std::getenv("LRRT_HSA_STANDIN_ISA"); i && *i) state().isa = i;
+  {
+    std::lock_guard l(state().mutex);
+    if (state().init_count == 0) {
+      const char* i = std::getenv("LRRT_HSA_STANDIN_ISA");
+      state().isa = i && *i ? i : "gfx1100";
+      std::lock_guard m(memory().m);
+      memory().l2.assign(l2_count_for(state().isa), L2Cache{});
+    }
+  }
   if (const char* w = std::getenv("LRRT_TEST_WORST_ORDER"); w && *w) worst_order.store(std::strcmp(w, "0") != 0);
   if (faults().init_fail) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   std::lock_guard l(state().mutex);
@@ -654,7 +911,11 @@ EXPORT hsa_status_t hsa_shut_down() {
   {
     std::lock_guard l(state().mutex);
     if (state().init_count == 0) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-    if (--state().init_count == 0) std::swap(ce, copy_engine);
+    if (--state().init_count == 0) {
+      std::swap(ce, copy_engine);
+      state().event_handlers.clear();
+      state().vm_fault_delivered = false;
+    }
   }
   if (ce) {
     {
@@ -679,6 +940,8 @@ EXPORT hsa_status_t hsa_status_string(hsa_status_t status, const char** s) {
     case HSA_STATUS_ERROR_EXCEPTION: *s = "HSA_STATUS_ERROR_EXCEPTION: an HSAIL operation resulted in a hardware exception"; break;
     case HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: *s = "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: the agent attempted to access memory beyond the largest legal address"; break;
     case HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: *s = "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT"; break;
+    case HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: *s = "HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: the variable is already defined"; break;
+    case HSA_STATUS_ERROR_MEMORY_FAULT: *s = "HSA_STATUS_ERROR_MEMORY_FAULT: agent attempted to access an inaccessible address"; break;
     default: *s = "HSA_STATUS_ERROR (stand-in: unnamed status)"; break;
   }
   return HSA_STATUS_SUCCESS;
@@ -788,6 +1051,8 @@ EXPORT hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t pool,
 
 EXPORT hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t size,
                                                 uint32_t, void** ptr) {
+  // As ROCr (hsa_ext_amd.cpp): a zero size or a null result pointer is refused.
+  if (size == 0 || !ptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (pool.handle != kGpuPool && pool.handle != kFinePool && pool.handle != kKernargPool)
     return hsa_status_t(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   Faults f = faults();
@@ -797,16 +1062,19 @@ EXPORT hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, siz
   if (!p) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   std::lock_guard l(state().mutex);
   state().allocations[reinterpret_cast<uintptr_t>(p)] = size;
+  if (pool.handle == kGpuPool) state().device_allocations[reinterpret_cast<uintptr_t>(p)] = size;
   state().counters["live_allocations"]++;
   *ptr = p;
   return HSA_STATUS_SUCCESS;
 }
 
 EXPORT hsa_status_t hsa_amd_memory_pool_free(void* ptr) {
+  forget_dirty(reinterpret_cast<uintptr_t>(ptr));
   {
     std::lock_guard l(state().mutex);
     if (!state().allocations.erase(reinterpret_cast<uintptr_t>(ptr)))
       return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    state().device_allocations.erase(reinterpret_cast<uintptr_t>(ptr));
     state().counters["live_allocations"]--;
   }
   std::free(ptr);
@@ -822,17 +1090,34 @@ EXPORT hsa_status_t hsa_amd_agents_allow_access(uint32_t n, const hsa_agent_t* a
 EXPORT hsa_status_t hsa_amd_memory_async_copy(void* dst, hsa_agent_t, const void* src, hsa_agent_t,
                                              size_t size, uint32_t num_deps,
                                              const hsa_signal_t* deps, hsa_signal_t completion) {
-  // As in ROCr: both sides must be memory the agents can reach (pool
-  // allocations), not pageable host memory.
-  if (size && (!known_range(dst, size) || !known_range(src, size)))
-    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  // As ROCr (hsa_ext_amd.cpp): null pointers are refused even for zero
+  // bytes, and so are dependency arguments that disagree; a zero-byte copy
+  // then returns HSA_STATUS_SUCCESS without ever completing the signal.
+  if (!dst || !src) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if ((num_deps == 0) != (deps == nullptr)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (!copy_engine || !completion.handle) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (size == 0) {
+    count("zero_byte_copies");
+    return HSA_STATUS_SUCCESS;
+  }
+  // Both sides must be memory the agents can reach (pool allocations), not
+  // pageable host memory.
+  if (!known_range(dst, size) || !known_range(src, size)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   CopyTask t{dst, src, size, std::vector<hsa_signal_t>(deps, deps + num_deps), completion};
   {
     std::lock_guard l(copy_engine->m);
     copy_engine->tasks.push_back(std::move(t));
   }
   copy_engine->cv.notify_one();
+  return HSA_STATUS_SUCCESS;
+}
+
+EXPORT hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_callback_t callback,
+                                                         void* data) {
+  if (!callback) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  std::lock_guard l(state().mutex);
+  if (state().init_count == 0) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  state().event_handlers.emplace_back(callback, data);
   return HSA_STATUS_SUCCESS;
 }
 
@@ -961,6 +1246,25 @@ EXPORT hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t e, hs
     auto agent_id = lrrt::formats::amdgpu::parse_target_id(state().isa);
     if (!lrrt::formats::amdgpu::target_compatible(co.target_id, agent_id))
       return HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS;
+    // As ROCr's loader (ExecutableImpl::LoadDefinitionSymbol): a non-local
+    // symbol (global or weak) defined by an earlier code object of the
+    // executable cannot be defined again.
+    lrrt::formats::elf::File elf(reader->bytes, "AMDGPU code object");
+    std::vector<std::string> defined;
+    for (const auto& section : elf.sections()) {
+      if (section.header.sh_type != SHT_SYMTAB) continue;
+      for (const auto& sym : elf.symbols(section)) {
+        if (!sym.defined() || sym.binding() == STB_LOCAL || sym.name.empty()) continue;
+        if (sym.type() != STT_OBJECT && sym.type() != STT_FUNC && sym.type() != STT_LOOS) continue;  // STT_LOOS: v2 kernels
+        std::string name(sym.name);
+        if (std::find(exe->symbols.begin(), exe->symbols.end(), name) != exe->symbols.end()) {
+          count("symbols_already_defined");
+          return HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED;
+        }
+        defined.push_back(std::move(name));
+      }
+    }
+    exe->symbols.insert(exe->symbols.end(), defined.begin(), defined.end());
     for (auto& k : co.kernels) {
       auto sk = std::make_unique<SKernel>();
       sk->info = std::move(k);
@@ -1033,6 +1337,9 @@ EXPORT void lrrt_hsa_standin_reset() {
   state().counters["live_allocations"] = live;
   doorbell_rings.store(0);
   write_index_adds.store(0);
+}
+EXPORT void lrrt_hsa_standin_raise_vm_fault(uint64_t address) {
+  vm_fault(nullptr, address, HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT, "lrrt_hsa_standin_raise_vm_fault");
 }
 EXPORT void lrrt_hsa_standin_set_worst_order(int on) { worst_order.store(on != 0); }
 EXPORT uint64_t lrrt_hsa_standin_counter(const char* name) {

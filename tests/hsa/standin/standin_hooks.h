@@ -36,6 +36,11 @@ typedef struct lrrt_hsa_standin_dispatch_t {
  *                         of running <kernel>
  *   lost_signal:<kernel>  <kernel> runs but its completion signal is never
  *                         decremented
+ *   vm_fault:<kernel>     a GPU memory fault (at the address in <kernel>'s
+ *                         first argument word) instead of running <kernel>:
+ *                         the queue stops and the system event handlers get
+ *                         HSA_AMD_GPU_MEMORY_FAULT_EVENT; the process aborts
+ *                         unless one returns HSA_STATUS_SUCCESS (as ROCr)
  *   alloc_fail:<bytes>    device-pool allocations of at least <bytes> fail
  *   init_fail             hsa_init returns HSA_STATUS_ERROR_OUT_OF_RESOURCES
  *   no_gpu                no GPU agent is reported
@@ -54,11 +59,17 @@ typedef void (*lrrt_hsa_standin_hold_copies_fn)(int hold);
  * packets first, and copies as early as their signals allow (standin.cpp
  * describes the model). 0: dispatches in ring order. */
 typedef void (*lrrt_hsa_standin_set_worst_order_fn)(int on);
+/* A GPU memory fault at `address` with no queue: the system event handlers,
+ * or abort() when none handles it. */
+typedef void (*lrrt_hsa_standin_raise_vm_fault_fn)(uint64_t address);
 /* Counters: packets processed by type ("packets_dispatch",
  * "packets_barrier_and", "packets_barrier_bit": packets with the barrier bit),
  * "dispatches_reordered", "doorbell_rings" (stores to any queue's doorbell),
  * "write_index_adds" (hsa_queue_add_write_index_relaxed calls), "copies",
- * "copy_bytes", "queue_errors", "live_allocations". */
+ * "copy_bytes", "queue_errors", "live_allocations", "zero_byte_copies"
+ * (hsa_amd_memory_async_copy calls of 0 bytes: ROCr never completes their
+ * signal), "vm_faults", "scratch_overruns", "symbols_already_defined",
+ * "l2_write_backs". */
 typedef uint64_t (*lrrt_hsa_standin_counter_fn)(const char *name);
 
 #ifdef __cplusplus
