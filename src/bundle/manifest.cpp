@@ -549,6 +549,41 @@ void parse_expected(Manifest& m, VerifySpec& vs, const json& v, const std::strin
   }
 }
 
+// A check of a buffer nothing in the run writes can only see its initial
+// contents: an error unless the check says "allow_unwritten" (the kernel or
+// the arguments are then parsed already).
+void check_checked_buffer_written(const Manifest& m, const VerifySpec& v) {
+  const BufferSpec& b = m.buffers[v.buffer];
+  std::string why;
+  if (m.sequence) {
+    bool written = false;
+    for (const auto& s : m.sequence->steps) {
+      if (s.kind != SequenceStep::Kind::Kernel) written |= s.to == v.buffer;
+      else
+        for (const auto& a : s.args)
+          written |= a.kind == ArgSpec::Kind::Buffer && a.buffer == v.buffer && a.access != Access::Read;
+      if (written) break;
+    }
+    if (!written)
+      why = fmt::format("no step writes buffer \"{}\" (no kernel argument with access \"write\" or \"read_write\", no copy "
+                        "to it, no fill of it)",
+                        b.name);
+  } else {
+    const bool passed = std::any_of(m.args.begin(), m.args.end(), [&](const ArgSpec& a) {
+      return a.kind == ArgSpec::Kind::Buffer && a.buffer == v.buffer;
+    });
+    if (!passed) why = fmt::format("no argument passes buffer \"{}\" to the kernel", b.name);
+    else if (b.access == Access::Read)
+      why = fmt::format("buffer \"{}\" is declared \"access\": \"read\" ({}/access): the kernel does not write it", b.name,
+                        b.pointer);
+  }
+  if (!why.empty())
+    throw ManifestError(v.pointer + "/buffer", fmt::format("{}, so the check can only see the buffer's initial contents; pass the "
+                                                           "buffer the kernel writes, or add \"allow_unwritten\": true to the "
+                                                           "check if that is what it means",
+                                                           why));
+}
+
 void parse_verify(Manifest& m, const json& v, const std::string& ptr) {
   if (v.is_object()) {
     Obj o(v, ptr, {"skip"});
@@ -559,7 +594,7 @@ void parse_verify(Manifest& m, const json& v, const std::string& ptr) {
   if (!v.is_array()) throw ManifestError(ptr, "expected an array of checks or {\"skip\": \"reason\"}, got " + describe(v));
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string vp = fmt::format("{}/{}", ptr, i);
-    Obj o(v[i], vp, {"buffer", "expected", "rtol", "atol", "equal_nan"});
+    Obj o(v[i], vp, {"buffer", "expected", "rtol", "atol", "equal_nan", "allow_unwritten"});
     o.finish();
     VerifySpec vs;
     vs.pointer = vp;
@@ -572,6 +607,8 @@ void parse_verify(Manifest& m, const json& v, const std::string& ptr) {
     if (vs.rtol < 0) throw ManifestError(o.ptr("rtol"), "must not be negative");
     if (vs.atol < 0) throw ManifestError(o.ptr("atol"), "must not be negative");
     if (auto* e = o.opt("equal_nan")) vs.equal_nan = get_bool(*e, o.ptr("equal_nan"));
+    const bool allow_unwritten = o.has("allow_unwritten") && get_bool(*o.opt("allow_unwritten"), o.ptr("allow_unwritten"));
+    if (!allow_unwritten) check_checked_buffer_written(m, vs);
     m.verify.push_back(std::move(vs));
   }
 }
@@ -654,6 +691,9 @@ class SequenceParser {
     return it->second;
   }
   const SequenceStep& written(size_t w) const { return written_[w]; }
+  // The written step's JSON, as the manifest gives it (the document
+  // outlives the parse).
+  const json& written_json(size_t w) const { return *written_json_[w]; }
 
  private:
   std::string names() const {
@@ -682,6 +722,7 @@ class SequenceParser {
         total += n * inner;
       } else {
         written_.push_back(parse_step(e, sp));
+        written_json_.push_back(&e);
         total += 1;
       }
       if (total > kMaxSequenceSteps)
@@ -839,13 +880,14 @@ class SequenceParser {
   const Manifest& m_;
   Sequence& seq_;
   std::vector<SequenceStep> written_;
+  std::vector<const json*> written_json_;
   std::map<std::string, size_t> by_name_;
   std::set<std::string> later_names_;
   std::map<size_t, std::vector<size_t>> pending_after_;
   std::vector<size_t> last_instance_;
 };
 
-void parse_patch(Sequence& seq, const SequenceParser& P, const json& v, const std::string& ptr) {
+void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, const json& v, const std::string& ptr) {
   Obj o(v, ptr, {"step", "arg", "values"});
   o.finish();
   SequencePatch p;
@@ -874,10 +916,26 @@ void parse_patch(Sequence& seq, const SequenceParser& P, const json& v, const st
   const std::string vp = o.ptr("values");
   if (!vals.is_array() || vals.empty() || vals.size() > 1000)
     throw ManifestError(vp, "expected an array of 1 to 1000 values, got " + describe(vals));
+  // The buffers the argument's "bounds" name (parse_args checked them).
+  std::vector<size_t> bounds;
+  const json& arg_json = P.written_json(p.written).at("args").at(p.arg);
+  if (auto b = arg_json.find("bounds"); b != arg_json.end())
+    for (size_t k = 0; k < b->size(); ++k) bounds.push_back(find_buffer_index(m, (*b)[k], fmt::format("{}/bounds/{}", arg.pointer, k)));
   for (size_t k = 0; k < vals.size(); ++k) {
     const std::string kp = fmt::format("{}/{}", vp, k);
     const long double x = get_number(vals[k], kp);
     check_value_fits(arg.type, x, kp);
+    // "bounds" holds for every value the argument takes: a patched size
+    // larger than a buffer would make the replay index past its end.
+    for (size_t bi : bounds) {
+      const BufferSpec& buf = m.buffers[bi];
+      if (x > static_cast<long double>(buf.count))
+        throw ManifestError(kp, fmt::format("buffer \"{}\" is too small: the patched argument {} of step \"{}\" takes {}, but its "
+                                            "\"bounds\" ({}/bounds) say the kernel indexes the buffer with [0, value) and the buffer "
+                                            "has {} elements",
+                                            buf.name, arg.name.empty() ? std::to_string(p.arg) : arg.name, s.name,
+                                            static_cast<double>(x), arg.pointer, buf.count));
+    }
     std::array<std::byte, 8> bytes{};
     store_element(arg.type, bytes.data(), 0, x);
     p.values.push_back(x);
@@ -895,7 +953,7 @@ void parse_sequence(Manifest& m, const Obj& o) {
   SequenceParser P(m, seq);
   P.note_names(*o.opt("sequence"));
   P.parse(*o.opt("sequence"), "/sequence");
-  if (auto* p = o.opt("patch")) parse_patch(seq, P, *p, "/patch");
+  if (auto* p = o.opt("patch")) parse_patch(m, seq, P, *p, "/patch");
   m.sequence = std::move(seq);
 }
 

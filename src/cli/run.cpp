@@ -32,6 +32,7 @@ void run_command(const RunArgs& a) {
     manifests.push_back(tool::load_manifest(path));
     try {
       tool::check_references(manifests.back());
+      tool::check_saves(manifests.back());
     } catch (const tool::ManifestError& e) {
       throw tool::InputError(path + ": " + e.what());
     }
@@ -49,6 +50,8 @@ void run_command(const RunArgs& a) {
         throw tool::InputError(fmt::format("{}: {}: {}", m.path.string(), s.pointer, e.what()));
       }
     }
+  // Nor is any of them a file the command reads.
+  tool::check_command_writes(manifests, a.common.output);
 
   lrrt::Runtime runtime;
   lrrt::Device device = open_device(a.common);

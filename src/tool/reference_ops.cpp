@@ -31,7 +31,14 @@ class Signature {
     return (*in_.initial)[arg(i, ArgSpec::Kind::Buffer).buffer].data();
   }
   size_t buffer_index(size_t i) const { return arg(i, ArgSpec::Kind::Buffer).buffer; }
-  long double scalar(size_t i) const { return arg(i, ArgSpec::Kind::Scalar).value; }
+  // The scalar as the kernel receives it: the argument's bytes, not the
+  // manifest's number (1e-44 is the f32 subnormal 9.8e-45; a patch is bytes).
+  long double scalar(size_t i) const {
+    const ArgSpec& a = arg(i, ArgSpec::Kind::Scalar);
+    return load_element(a.type, a.bytes.data(), 0);
+  }
+  // Whether element e of buffer argument i holds poison.
+  bool poisoned(size_t i, uint64_t e) const { return in_.is_poisoned(buffer_index(i), e); }
   void expect_count(size_t n) const {
     if (in_.manifest->args.size() != n) fail();
   }
@@ -47,8 +54,12 @@ class Signature {
       fail(fmt::format("can only check buffer \"{}\" (argument {})", in_.manifest->buffers[buffer_index(i)].name, i));
   }
   // Starts from the buffer's initial contents: elements the kernel does not
-  // write keep them.
-  std::vector<std::byte> start(size_t target) const { return (*in_.initial)[target]; }
+  // write keep them (Untouched).
+  ReferenceOutput start(size_t target) const {
+    ReferenceOutput out{(*in_.initial)[target], {}};
+    out.origin.assign(in_.manifest->buffers[target].count, Origin::Untouched);
+    return out;
+  }
 
  private:
   std::string op_;
@@ -62,15 +73,17 @@ float f32_at(const std::byte* p, uint64_t i) {
   std::memcpy(&v, p + i * 4, 4);
   return v;
 }
-void set_f32(std::byte* p, uint64_t i, double v) {
+void set_f32(ReferenceOutput& out, uint64_t i, double v, bool from_poison) {
   float f = static_cast<float>(v);
-  std::memcpy(p + i * 4, &f, 4);
+  std::memcpy(out.values.data() + i * 4, &f, 4);
+  out.origin[i] = from_poison ? Origin::FromPoison : Origin::Computed;
 }
 
-using Op = std::function<std::vector<std::byte>(const ReferenceInputs&, size_t, const Signature&)>;
+using Op = std::function<ReferenceOutput(const ReferenceInputs&, size_t, const Signature&)>;
 
 struct OpEntry {
   const char* signature;
+  std::vector<size_t> reads, writes;  // argument indices
   Op fn;
 };
 
@@ -78,6 +91,8 @@ const std::map<std::string, OpEntry>& ops() {
   static const std::map<std::string, OpEntry> table = {
       {"saxpy",
        {"(f32 a, f32 buffer x, f32 buffer y, u32 n): y[i] = a*x[i] + y[i] for i < n",
+        {1, 2},
+        {2},
         [](const ReferenceInputs&, size_t target, const Signature& s) {
           s.expect_count(4);
           const double a = static_cast<double>(s.scalar(0));
@@ -87,11 +102,14 @@ const std::map<std::string, OpEntry>& ops() {
           const uint64_t n = static_cast<uint64_t>(s.scalar(3));
           if (n > x.count || n > y.count) s.fail("n is larger than x or y");
           auto out = s.start(target);
-          for (uint64_t i = 0; i < n; ++i) set_f32(out.data(), i, a * f32_at(s.initial(1), i) + f32_at(s.initial(2), i));
+          for (uint64_t i = 0; i < n; ++i)
+            set_f32(out, i, a * f32_at(s.initial(1), i) + f32_at(s.initial(2), i), s.poisoned(1, i) || s.poisoned(2, i));
           return out;
         }}},
       {"vector_add_f32",
        {"(f32 buffer a, f32 buffer b, f32 buffer c, u32 n): c[i] = a[i] + b[i] for i < n",
+        {0, 1},
+        {2},
         [](const ReferenceInputs&, size_t target, const Signature& s) {
           s.expect_count(4);
           const auto& a = s.buffer_arg(0, DType::f32);
@@ -102,11 +120,13 @@ const std::map<std::string, OpEntry>& ops() {
           if (n > a.count || n > b.count || n > c.count) s.fail("n is larger than a, b or c");
           auto out = s.start(target);
           for (uint64_t i = 0; i < n; ++i)
-            set_f32(out.data(), i, double(f32_at(s.initial(0), i)) + double(f32_at(s.initial(1), i)));
+            set_f32(out, i, double(f32_at(s.initial(0), i)) + double(f32_at(s.initial(1), i)), s.poisoned(0, i) || s.poisoned(1, i));
           return out;
         }}},
       {"vector_add_i32",
        {"(i32 buffer a, i32 buffer b, i32 buffer c, u32 n): c[i] = a[i] + b[i] (wrapping) for i < n",
+        {0, 1},
+        {2},
         [](const ReferenceInputs&, size_t target, const Signature& s) {
           s.expect_count(4);
           const auto& a = s.buffer_arg(0, DType::i32);
@@ -121,12 +141,15 @@ const std::map<std::string, OpEntry>& ops() {
             std::memcpy(&x, s.initial(0) + i * 4, 4);
             std::memcpy(&y, s.initial(1) + i * 4, 4);
             uint32_t z = x + y;
-            std::memcpy(out.data() + i * 4, &z, 4);
+            std::memcpy(out.values.data() + i * 4, &z, 4);
+            out.origin[i] = s.poisoned(0, i) || s.poisoned(1, i) ? Origin::FromPoison : Origin::Computed;
           }
           return out;
         }}},
       {"transpose_f32",
        {"(f32 buffer in, f32 buffer out, u32 rows, u32 cols): out[c*rows + r] = in[r*cols + c]",
+        {0},
+        {1},
         [](const ReferenceInputs&, size_t target, const Signature& s) {
           s.expect_count(4);
           const auto& in = s.buffer_arg(0, DType::f32);
@@ -136,12 +159,15 @@ const std::map<std::string, OpEntry>& ops() {
           if (rows * cols > in.count || rows * cols > o.count) s.fail("rows*cols is larger than in or out");
           auto out = s.start(target);
           for (uint64_t r = 0; r < rows; ++r)
-            for (uint64_t c = 0; c < cols; ++c) set_f32(out.data(), c * rows + r, f32_at(s.initial(0), r * cols + c));
+            for (uint64_t c = 0; c < cols; ++c)
+              set_f32(out, c * rows + r, f32_at(s.initial(0), r * cols + c), s.poisoned(0, r * cols + c));
           return out;
         }}},
       {"reduce_sum_f32",
        {"(f32 buffer in, f32 buffer partial, u32 n): partial[g] = sum of in[g*B, g*B+B) below n, for each of the "
         "launch's workgroups g, B = workgroup_size x (summed in double)",
+        {0},
+        {1},
         [](const ReferenceInputs& in, size_t target, const Signature& s) {
           s.expect_count(3);
           const auto& src = s.buffer_arg(0, DType::f32);
@@ -156,8 +182,12 @@ const std::map<std::string, OpEntry>& ops() {
           auto out = s.start(target);
           for (uint64_t g = 0; g < groups; ++g) {
             double sum = 0;
-            for (uint64_t i = g * B; i < std::min(n, g * B + B); ++i) sum += f32_at(s.initial(0), i);
-            set_f32(out.data(), g, sum);
+            bool from_poison = false;
+            for (uint64_t i = g * B; i < std::min(n, g * B + B); ++i) {
+              sum += f32_at(s.initial(0), i);
+              from_poison |= s.poisoned(0, i);
+            }
+            set_f32(out, g, sum, from_poison);
           }
           return out;
         }}},
@@ -167,7 +197,24 @@ const std::map<std::string, OpEntry>& ops() {
 
 }  // namespace
 
+bool ReferenceInputs::is_poisoned(size_t buffer, uint64_t i) const {
+  if (poisoned) return (*poisoned)[buffer][i] != 0;
+  return manifest->buffers[buffer].init.kind == BufferInit::Kind::Poison;
+}
+
 bool has_reference_op(const std::string& name) { return ops().count(name) != 0; }
+
+const std::vector<size_t>& reference_op_reads(const std::string& name) {
+  static const std::vector<size_t> none;
+  auto it = ops().find(name);
+  return it == ops().end() ? none : it->second.reads;
+}
+
+const std::vector<size_t>& reference_op_writes(const std::string& name) {
+  static const std::vector<size_t> none;
+  auto it = ops().find(name);
+  return it == ops().end() ? none : it->second.writes;
+}
 
 std::string reference_op_list() {
   std::string out;
@@ -175,8 +222,8 @@ std::string reference_op_list() {
   return out;
 }
 
-std::vector<std::byte> compute_reference(const std::string& op, const ReferenceInputs& in, size_t buffer,
-                                         const std::string& verify_pointer) {
+ReferenceOutput compute_reference(const std::string& op, const ReferenceInputs& in, size_t buffer,
+                                  const std::string& verify_pointer) {
   auto it = ops().find(op);
   if (it == ops().end())
     throw ManifestError(verify_pointer + "/expected/reference",

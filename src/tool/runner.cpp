@@ -171,10 +171,11 @@ uint64_t mul_sat(uint64_t k, uint64_t a) { return k && a > UINT64_MAX / k ? UINT
 
 MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool verify) {
   MemoryDemand d;
-  uint64_t all = 0, read_back = 0;
+  uint64_t all = 0, read_back = 0, elements = 0;
   const std::vector<bool> wanted = buffers_read_back(m);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     all = add_sat(all, m.buffers[i].bytes);
+    elements = add_sat(elements, m.buffers[i].count);
     if (wanted[i]) read_back = add_sat(read_back, m.buffers[i].bytes);
   }
   d.device_bytes = all;
@@ -189,9 +190,12 @@ MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool ver
       if (v.backend != backend && backends.insert(v.backend).second)
         elsewhere = add_sat(elsewhere, mul_sat(v.backend == "host" ? 2 : 1, all));
     } else if (v.kind == VerifySpec::Kind::Reference && v.reference == kSequenceReference) {
-      sequence_reference = all;
+      // The state and, per element, its origin and whether it holds poison.
+      sequence_reference = add_sat(all, mul_sat(2, elements));
     } else {
-      expected = std::max(expected, bytes);
+      // A built-in reference says of each element where it came from (one byte).
+      const uint64_t origin = v.kind == VerifySpec::Kind::Reference ? m.buffers[v.buffer].count : 0;
+      expected = std::max(expected, add_sat(bytes, origin));
     }
   }
   d.host_parts.emplace_back("initial contents", all);
@@ -212,6 +216,59 @@ MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool ver
   d.host_parts.emplace_back("expected values", expected);
   d.host_parts.emplace_back("reference runs", elsewhere);
   return d;
+}
+
+namespace {
+
+// Every file a run of m reads besides the manifest and the code object, with
+// the field that names it.
+std::vector<std::pair<std::string, fs::path>> files_read(const Manifest& m) {
+  std::vector<std::pair<std::string, fs::path>> out;
+  for (const auto& b : m.buffers)
+    if (b.init.kind == BufferInit::Kind::Npy || b.init.kind == BufferInit::Kind::Raw)
+      out.emplace_back(b.pointer + (b.init.kind == BufferInit::Kind::Npy ? "/init/npy" : "/init/raw"), b.init.file);
+  for (const auto& v : m.verify)
+    if (v.kind == VerifySpec::Kind::Npy || v.kind == VerifySpec::Kind::Raw)
+      out.emplace_back(v.pointer + (v.kind == VerifySpec::Kind::Npy ? "/expected/npy" : "/expected/raw"), v.file);
+  return out;
+}
+
+// One file: the same inode after following links; false when either is missing.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (!fs::exists(a, ec) || !fs::exists(b, ec)) return false;
+  const bool same = fs::equivalent(a, b, ec);
+  return !ec && same;
+}
+
+}  // namespace
+
+void check_saves(const Manifest& m) {
+  for (const auto& s : m.save)
+    for (const auto& [pointer, path] : files_read(m))
+      if (same_file(s.file, path))
+        throw ManifestError(s.pointer + "/npy",
+                            fmt::format("{} is read by this run ({}): saving buffer \"{}\" onto it would replace {} with the "
+                                        "outputs; save to another file",
+                                        s.file.string(), pointer, m.buffers[s.buffer].name,
+                                        pointer.rfind("/verify", 0) == 0 ? "the expected values" : "the run's inputs"));
+}
+
+void check_command_writes(const std::vector<Manifest>& manifests, const fs::path& output) {
+  auto refuse_read = [&](const fs::path& written, const std::string& who) {
+    for (const auto& r : manifests) {
+      if (same_file(written, r.path))
+        throw InputError(fmt::format("{}: {} is the manifest {}, which this command reads", who, written.string(), r.path.string()));
+      for (const auto& [pointer, path] : files_read(r))
+        if (same_file(written, path))
+          throw InputError(fmt::format("{}: {} is read by this command ({}: {}): writing it would replace what the next run "
+                                       "reads; write to another file",
+                                       who, written.string(), r.path.string(), pointer));
+    }
+  };
+  if (!output.empty()) refuse_read(output, "-o");
+  for (const auto& m : manifests)
+    for (const auto& s : m.save) refuse_read(s.file, fmt::format("{}: {}/npy", m.path.string(), s.pointer));
 }
 
 // Writes the "save" outputs (the verified launch's) as .npy files.
@@ -243,6 +300,8 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
   auto note = [&](const std::string& s) {
     if (opt.note) opt.note(s);
   };
+  // Nothing is saved onto a file the run reads (before any work).
+  check_saves(m);
   if (m.sequence) return run_sequence(m, device, opt);
   std::vector<const void*> addresses;  // of the buffers, for fault messages
   try {
@@ -301,6 +360,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
                 {"iterations", iterations},
                 {"timing", timing},
                 {"verification", verification},
+                {"warnings", poison_read_warnings(m)},
                 {"saved", saved}};
   } catch (const lrrt::Error& e) {
     if (e.status() == LR_ERROR_KERNEL_FAULT)

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,16 @@ std::vector<bool> buffers_read_back(const Manifest& m);
 // each reference_backend run's outputs (and its buffers, on host). With
 // `verify` false no expected values or reference runs.
 MemoryDemand memory_demand(const Manifest& m, std::string_view backend, bool verify);
+// Refuses a save of m onto a file its run reads (an init or expected npy or
+// raw file), which would change the next run's inputs or replace the expected
+// values with the outputs they check: ManifestError naming /save/N/npy and
+// the field that reads the file. Paths are compared as files (one inode
+// after following links), so "./a.npy", "sub/../a.npy" and links are caught.
+void check_saves(const Manifest& m);
+// The same across a command: refuses -o (`output`, may be empty) or a save
+// of one manifest onto a manifest of the command or onto another manifest's
+// init or expected file. InputError naming both.
+void check_command_writes(const std::vector<Manifest>& manifests, const std::filesystem::path& output);
 // Writes (or, with `deferred`, collects) the "save" outputs as .npy files;
 // the result's "saved".
 nlohmann::json save_outputs(const Manifest& m, const BufferContents& outputs, PendingFiles* deferred = nullptr);

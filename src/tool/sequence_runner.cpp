@@ -308,8 +308,8 @@ auto device_errors(const Manifest& m, F&& f) {
 
 }  // namespace
 
-BufferContents sequence_reference(const Manifest& m, const BufferContents& initial, const std::optional<size_t>& patch_value,
-                                  const std::string& verify_pointer) {
+SequenceReference sequence_reference(const Manifest& m, const BufferContents& initial, const std::optional<size_t>& patch_value,
+                                     const std::string& verify_pointer) {
   const Sequence& seq = *m.sequence;
   const auto firsts = first_instances(seq);
   // One single-kernel manifest per written kernel step, the patch applied.
@@ -329,32 +329,68 @@ BufferContents sequence_reference(const Manifest& m, const BufferContents& initi
       a.bytes = seq.patch->encoded[*patch_value];
     }
   }
-  BufferContents state = initial;
+  SequenceReference ref{initial, {}};
+  BufferContents& state = ref.state;
+  // Per element: its origin so far, and whether it holds poison (untouched
+  // in a buffer whose init is poison, or computed from poison).
+  std::vector<std::vector<uint8_t>> poisoned(m.buffers.size());
+  ref.origin.resize(m.buffers.size());
+  for (size_t b = 0; b < m.buffers.size(); ++b) {
+    ref.origin[b].assign(m.buffers[b].count, Origin::Untouched);
+    poisoned[b].assign(m.buffers[b].count, m.buffers[b].init.kind == BufferInit::Kind::Poison ? 1 : 0);
+  }
+  auto mark = [&](size_t b, uint64_t i, bool from_poison) {
+    ref.origin[b][i] = from_poison ? Origin::FromPoison : Origin::Computed;
+    poisoned[b][i] = from_poison ? 1 : 0;
+  };
   for (const auto& s : seq.steps) {
     switch (s.kind) {
       case SequenceStep::Kind::Kernel: {
         const Manifest& km = *step_manifests[s.written];
         const lrrt::LaunchConfig cfg = to_launch_config(km.launch);
-        ReferenceInputs in{&km, &state, cfg.grid, cfg.block};
+        ReferenceInputs in{&km, &state, cfg.grid, cfg.block, &poisoned};
+        // The buffers the kernel's signature writes (a conservative
+        // "read_write" on an input does not make it an output).
         std::set<size_t> written;
-        for (const auto& a : km.args)
-          if (a.kind == ArgSpec::Kind::Buffer && a.access != Access::Read) written.insert(a.buffer);
+        for (size_t i : reference_op_writes(km.kernel))
+          if (i < km.args.size() && km.args[i].kind == ArgSpec::Kind::Buffer) written.insert(km.args[i].buffer);
         // Every output from the state before the step, then all at once.
-        std::vector<std::pair<size_t, std::vector<std::byte>>> outputs;
+        std::vector<std::pair<size_t, ReferenceOutput>> outputs;
         for (size_t b : written) outputs.emplace_back(b, compute_reference(km.kernel, in, b, verify_pointer));
-        for (auto& [b, contents] : outputs) state[b] = std::move(contents);
+        for (auto& [b, out] : outputs) {
+          state[b] = std::move(out.values);
+          for (uint64_t i = 0; i < out.origin.size(); ++i)
+            if (out.origin[i] != Origin::Untouched) mark(b, i, out.origin[i] == Origin::FromPoison);
+        }
         break;
       }
-      case SequenceStep::Kind::Copy:
+      case SequenceStep::Kind::Copy: {
+        // Each destination element the copy reaches holds poison when any
+        // source element its bytes come from does.
+        const uint64_t ds = dtype_size(m.buffers[s.to].type), ss = dtype_size(m.buffers[s.from].type);
+        const uint64_t end = s.to_offset + s.bytes;
+        std::vector<std::pair<uint64_t, bool>> marks;
+        for (uint64_t j = s.to_offset / ds; j * ds < end; ++j) {
+          const uint64_t lo = std::max(j * ds, s.to_offset) - s.to_offset + s.from_offset;
+          const uint64_t hi = std::min((j + 1) * ds, end) - s.to_offset + s.from_offset;
+          bool from_poison = false;
+          for (uint64_t k = lo / ss; k * ss < hi; ++k) from_poison |= poisoned[s.from][k] != 0;
+          marks.emplace_back(j, from_poison);
+        }
+        for (const auto& [j, p] : marks) mark(s.to, j, p);
         std::memmove(state[s.to].data() + s.to_offset, state[s.from].data() + s.from_offset, s.bytes);
         break;
-      case SequenceStep::Kind::Fill:
+      }
+      case SequenceStep::Kind::Fill: {
         for (uint64_t i = 0; i < s.bytes; i += s.pattern_size)
           std::memcpy(state[s.to].data() + s.to_offset + i, s.pattern.data(), s.pattern_size);
+        const uint64_t es = dtype_size(m.buffers[s.to].type);
+        for (uint64_t j = s.to_offset / es; j * es < s.to_offset + s.bytes; ++j) mark(s.to, j, false);
         break;
+      }
     }
   }
-  return state;
+  return ref;
 }
 
 json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOptions& opt) {
@@ -381,10 +417,10 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
         if (v.kind == VerifySpec::Kind::Reference) return v.pointer;
       return std::string("/verify");
     }();
-    std::optional<BufferContents> reference;
+    std::optional<SequenceReference> reference;
     if (need_reference) reference = sequence_reference(m, initial.contents, std::nullopt, ref_pointer);
 
-    auto verify = [&](const BufferContents& outputs, const BufferContents* ref) {
+    auto verify = [&](const BufferContents& outputs, const SequenceReference* ref) {
       VerifyInputs checks;
       checks.manifest = &m;
       checks.initial = &initial.contents;
@@ -437,7 +473,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
       json variants = json::array();
       std::vector<std::pair<std::string, json>> variant_parts;
       for (size_t k = 0; k < p.values.size(); ++k) {
-        std::optional<BufferContents> ref;
+        std::optional<SequenceReference> ref;
         if (need_reference) ref = sequence_reference(m, initial.contents, k, ref_pointer);
         exec.synchronize();
         P.patch(exec, k);
@@ -503,6 +539,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
              {"eager_over_replay", ratio},
              {"timing", replay_timing},
              {"verification", combine(parts)},
+             {"warnings", poison_read_warnings(m)},
              {"saved", saved}};
     if (opt.explain) run["plan"] = plan_json(m, P, exec);
     return run;

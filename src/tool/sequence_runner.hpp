@@ -22,6 +22,7 @@
 
 #include "lrrt/lrrt.hpp"
 #include "tool/bundle.hpp"
+#include "tool/reference_ops.hpp"
 #include "tool/runner.hpp"
 
 namespace lrrt::tool {
@@ -37,10 +38,13 @@ nlohmann::json run_sequence(const Manifest& m, const lrrt::Device& device, const
 nlohmann::json plan_sequence(const Manifest& m, const lrrt::Device& device, const std::filesystem::path& kernel_dir);
 
 // The sequence's final buffers computed on the CPU: every kernel step's
-// built-in reference (by kernel symbol), copies and fills, in program order;
-// with patch_value, the patched argument takes it in every repetition of
-// the patched step. verify_pointer names the check in errors.
-BufferContents sequence_reference(const Manifest& m, const BufferContents& initial,
+// built-in reference (by kernel symbol; it writes the arguments its
+// signature writes, whatever access the step declares), copies and fills, in
+// program order; with patch_value, the patched argument takes it (its
+// encoded bytes) in every repetition of the patched step. Every element's
+// origin is tracked: untouched, computed, or computed from poison (an
+// element nothing initialised). verify_pointer names the check in errors.
+SequenceReference sequence_reference(const Manifest& m, const BufferContents& initial,
                                   const std::optional<size_t>& patch_value, const std::string& verify_pointer);
 
 }  // namespace lrrt::tool

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <set>
 
 #include "tool/bundle.hpp"
 #include "tool/reference_ops.hpp"
@@ -51,10 +54,24 @@ bool isclose(long double got, long double expected, double rtol, double atol, bo
 }
 
 CompareResult compare_allclose(DType got_type, const std::byte* got, DType expected_type, const std::byte* expected,
-                               uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported) {
+                               uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported,
+                               const Origin* origin) {
   CompareResult r;
   r.compared = count;
+  const size_t size = dtype_size(got_type);
   for (uint64_t i = 0; i < count; ++i) {
+    if (origin && origin[i] == Origin::Untouched && expected_type == got_type) {
+      // Left as it was by the reference: the kernel must leave it too, bit
+      // for bit (poison NaN equals poison NaN; equal_nan is about NaNs a
+      // kernel computes).
+      ++r.untouched;
+      if (std::memcmp(got + i * size, expected + i * size, size) != 0) {
+        ++r.mismatches;
+        if (r.first.size() < max_reported) r.first.push_back({i, load_element(got_type, got, i), load_element(expected_type, expected, i)});
+      }
+      continue;
+    }
+    if (origin && origin[i] == Origin::FromPoison) ++r.from_poison;
     const long double g = load_element(got_type, got, i);
     const long double e = load_element(expected_type, expected, i);
     if (std::isfinite(g) && std::isfinite(e)) {
@@ -76,7 +93,9 @@ CompareResult compare_allclose(DType got_type, const std::byte* got, DType expec
 nlohmann::json number_json(long double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == std::floor(v) && std::fabs(v) < 9.2e18L) {
+  // Integral values are JSON integers, exactly: every u64 and i64 (and a
+  // large float's exact value) fits one of uint64_t and int64_t.
+  if (v == std::floor(v) && v >= -9223372036854775808.0L && v < 18446744073709551616.0L) {
     if (v >= 0) return static_cast<uint64_t>(v);
     return static_cast<int64_t>(v);
   }
@@ -112,6 +131,7 @@ namespace {
 struct Expected {
   std::vector<std::byte> values;
   DType type = DType::f32;
+  std::vector<Origin> origin;  // from a reference, one per element; empty: not known
 };
 
 Expected expected_from_npy(const VerifySpec& v, const BufferSpec& b) {
@@ -121,7 +141,15 @@ Expected expected_from_npy(const VerifySpec& v, const BufferSpec& b) {
   } catch (const InputError& e) {
     throw ManifestError(v.pointer + "/expected/npy", fmt::format("buffer \"{}\" of {} elements: {}", b.name, b.count, e.what()));
   }
-  return {std::move(a.data), a.type};
+  // Floats are rounded to the buffer's float type (round to nearest even),
+  // as the kernel stores them: f64 expected values can meet an f32 output
+  // bit for bit.
+  if (dtype_is_float(a.type) && dtype_is_float(b.type) && a.type != b.type) {
+    Expected e{std::vector<std::byte>(b.bytes), b.type, {}};
+    for (uint64_t i = 0; i < b.count; ++i) store_element(b.type, e.values.data(), i, load_element(a.type, a.data.data(), i));
+    return e;
+  }
+  return {std::move(a.data), a.type, {}};
 }
 
 Expected expected_from_raw(const VerifySpec& v, const BufferSpec& b) {
@@ -130,15 +158,17 @@ Expected expected_from_raw(const VerifySpec& v, const BufferSpec& b) {
     throw ManifestError(v.pointer + "/expected/raw", fmt::format("{} has {} bytes, buffer \"{}\" has {} ({} x {})",
                                                                  v.file.string(), file.size(), b.name, b.bytes, b.count,
                                                                  dtype_name(b.type)));
-  Expected e{std::vector<std::byte>(b.bytes), b.type};
+  Expected e{std::vector<std::byte>(b.bytes), b.type, {}};
   file.read_at(0, e.values);
   return e;
 }
 
-// Inline values: floats as f64 (so "nan" and "inf" survive), integers in the
-// buffer's own type.
+// Inline values in the buffer's own type: floats rounded to nearest even, as
+// fill and the kernel round them ([0.1] meets an f32 output's 0.1f bit for
+// bit; "nan" and "inf" survive), integers exactly (parse_manifest checked
+// that each fits).
 Expected expected_from_values(const VerifySpec& v, const BufferSpec& b) {
-  Expected e{{}, dtype_is_float(b.type) ? DType::f64 : b.type};
+  Expected e{{}, b.type, {}};
   e.values.resize(b.count * dtype_size(e.type));
   for (size_t k = 0; k < b.count; ++k) {
     const auto& j = v.values[k];
@@ -154,13 +184,136 @@ Expected expected_from_values(const VerifySpec& v, const BufferSpec& b) {
 Expected expected_from_reference(const VerifySpec& v, const BufferSpec& b, const VerifyInputs& in) {
   if (v.reference == kSequenceReference) {
     if (!in.sequence_reference) throw ManifestError(v.pointer + "/expected/reference", "no sequence reference was computed");
-    return {(*in.sequence_reference)[v.buffer], b.type};
+    return {in.sequence_reference->state[v.buffer], b.type, in.sequence_reference->origin[v.buffer]};
   }
   ReferenceInputs r{in.manifest, in.initial, in.grid, in.block};
-  return {compute_reference(v.reference, r, v.buffer, v.pointer), b.type};
+  ReferenceOutput out = compute_reference(v.reference, r, v.buffer, v.pointer);
+  return {std::move(out.values), b.type, std::move(out.origin)};
+}
+
+bool element_is_nan(DType t, const std::vector<std::byte>& values, uint64_t i) {
+  return dtype_is_float(t) && values.size() >= (i + 1) * dtype_size(t) && std::isnan(load_element(t, values.data(), i));
+}
+
+// Another backend's run: an element it left at its initial NaN poison is
+// untouched there, and must be untouched here, bit for bit.
+std::vector<Origin> untouched_poison(const BufferSpec& b, const std::vector<std::byte>& expected, const std::vector<std::byte>* initial) {
+  std::vector<Origin> origin(b.count, Origin::Computed);
+  if (!initial || initial->size() != b.bytes || expected.size() != b.bytes || !dtype_is_float(b.type)) return origin;
+  const size_t size = dtype_size(b.type);
+  for (uint64_t i = 0; i < b.count; ++i)
+    if (std::memcmp(expected.data() + i * size, initial->data() + i * size, size) == 0 && element_is_nan(b.type, *initial, i))
+      origin[i] = Origin::Untouched;
+  return origin;
+}
+
+std::string poison_text(DType t) { return dtype_is_float(t) ? "NaN" : "0xAB bytes"; }
+
+const char* access_name(Access a) {
+  switch (a) {
+    case Access::Read: return "read";
+    case Access::Write: return "write";
+    case Access::ReadWrite: return "read_write";
+    default: return "none";
+  }
+}
+
+// Reads of buffers nothing initialised: (buffer, warning), one per buffer.
+std::vector<std::pair<size_t, std::string>> poisoned_reads(const Manifest& m) {
+  std::vector<std::pair<size_t, std::string>> out;
+  std::vector<bool> warned(m.buffers.size(), false);
+  auto poison = [&](size_t b) { return m.buffers[b].init.kind == BufferInit::Kind::Poison; };
+  if (!m.sequence) {
+    std::set<size_t> op_reads;
+    for (const auto& v : m.verify)
+      if (v.kind == VerifySpec::Kind::Reference)
+        for (size_t i : reference_op_reads(v.reference)) op_reads.insert(i);
+    for (size_t i = 0; i < m.args.size(); ++i) {
+      const ArgSpec& a = m.args[i];
+      if (a.kind != ArgSpec::Kind::Buffer || warned[a.buffer] || !poison(a.buffer)) continue;
+      const BufferSpec& b = m.buffers[a.buffer];
+      const bool declared = b.access == Access::Read || b.access == Access::ReadWrite;
+      if (!declared && !op_reads.count(i)) continue;
+      warned[a.buffer] = true;
+      out.emplace_back(a.buffer, fmt::format("buffer \"{}\" is read by the kernel (argument {}, {}) but has no init: it holds "
+                                             "poison ({}), and so does every value computed from it; give it an init",
+                                             b.name, i,
+                                             declared ? fmt::format("declared \"access\": \"{}\"", access_name(b.access))
+                                                      : std::string("by its built-in reference"),
+                                             poison_text(b.type)));
+    }
+    return out;
+  }
+  std::vector<bool> initialised(m.buffers.size());
+  for (size_t b = 0; b < m.buffers.size(); ++b) initialised[b] = !poison(b);
+  for (const auto& s : m.sequence->steps) {
+    std::vector<std::pair<size_t, std::string>> reads;  // buffer, how
+    std::vector<size_t> writes;
+    if (s.kind == SequenceStep::Kind::Kernel) {
+      const std::string& symbol = m.sequence->kernels[s.kernel].kernel;
+      const auto& op_reads = reference_op_reads(symbol);
+      const auto& op_writes = reference_op_writes(symbol);
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        const ArgSpec& a = s.args[i];
+        if (a.kind != ArgSpec::Kind::Buffer) continue;
+        const bool op_reads_it = std::find(op_reads.begin(), op_reads.end(), i) != op_reads.end();
+        if (a.access == Access::Read || a.access == Access::ReadWrite || op_reads_it)
+          reads.emplace_back(a.buffer, fmt::format("argument {}", i));
+        if (a.access == Access::Write || a.access == Access::ReadWrite ||
+            std::find(op_writes.begin(), op_writes.end(), i) != op_writes.end())
+          writes.push_back(a.buffer);
+      }
+    } else {
+      if (s.kind == SequenceStep::Kind::Copy) reads.emplace_back(s.from, "the copy's source");
+      writes.push_back(s.to);
+    }
+    for (const auto& [b, how] : reads) {
+      if (initialised[b] || warned[b]) continue;
+      warned[b] = true;
+      out.emplace_back(b, fmt::format("step \"{}\" reads buffer \"{}\" ({}), which has no init and no earlier step writes: "
+                                      "it holds poison ({}), and so does every value computed from it; give it an init",
+                                      s.label, m.buffers[b].name, how, poison_text(m.buffers[b].type)));
+    }
+    for (size_t b : writes) initialised[b] = true;
+  }
+  return out;
+}
+
+// Why a check cannot tell a kernel that wrote its buffer from one that did
+// not, or "" when it can.
+std::string vacuous_reason(const BufferSpec& b, const Expected& e, const CompareResult& r, const std::vector<std::byte>* initial,
+                           const Manifest& m) {
+  if (r.from_poison) {
+    std::string names;
+    for (const auto& [buffer, _] : poisoned_reads(m))
+      names += (names.empty() ? "" : ", ") + fmt::format("\"{}\"", m.buffers[buffer].name);
+    return fmt::format("{} of {} expected values are computed from poison (buffers without init that are read: {}); they say "
+                       "nothing about the kernel, whatever it wrote: give the inputs an init",
+                       r.from_poison, b.count, names.empty() ? "see the warnings" : names);
+  }
+  // Untouched elements are compared bit for bit (a stray write fails them);
+  // a written element tells a kernel that wrote it from one that did not
+  // unless its expected value is NaN where the buffer starts as NaN.
+  bool any_written = false;
+  for (uint64_t i = 0; i < b.count; ++i) {
+    if (!e.origin.empty() && e.origin[i] == Origin::Untouched) continue;
+    any_written = true;
+    if (!(element_is_nan(e.type, e.values, i) && initial && element_is_nan(b.type, *initial, i))) return "";
+  }
+  if (!any_written) return "";
+  return fmt::format("every expected value is NaN where buffer \"{}\" starts as NaN (its poison, or its init): an output the "
+                     "kernel never wrote would match; initialise the buffer (e.g. \"init\": \"zeros\") or check values that "
+                     "differ from its initial contents",
+                     b.name);
 }
 
 }  // namespace
+
+std::vector<std::string> poison_read_warnings(const Manifest& m) {
+  std::vector<std::string> out;
+  for (auto& [_, w] : poisoned_reads(m)) out.push_back(std::move(w));
+  return out;
+}
 
 nlohmann::json verify_outputs(const VerifyInputs& in, bool enabled) {
   const Manifest& m = *in.manifest;
@@ -170,6 +323,8 @@ nlohmann::json verify_outputs(const VerifyInputs& in, bool enabled) {
   for (const auto& v : m.verify) {
     if (!enabled) break;
     const auto& b = m.buffers[v.buffer];
+    const std::vector<std::byte>* initial =
+        in.initial && v.buffer < in.initial->size() && (*in.initial)[v.buffer].size() == b.bytes ? &(*in.initial)[v.buffer] : nullptr;
     nlohmann::json check{{"buffer", b.name}, {"method", v.method()}, {"rtol", v.rtol}, {"atol", v.atol},
                          {"equal_nan", v.equal_nan}};
     Expected expected;
@@ -198,15 +353,27 @@ nlohmann::json verify_outputs(const VerifyInputs& in, bool enabled) {
           }
           it = elsewhere.emplace(v.backend, in.run_elsewhere(device)).first;
         }
-        expected = {it->second[v.buffer], b.type};
+        expected = {it->second[v.buffer], b.type, {}};
+        expected.origin = untouched_poison(b, expected.values, initial);
         break;
       }
     }
-    const CompareResult r = compare_allclose(b.type, (*in.outputs)[v.buffer].data(), expected.type,
-                                             expected.values.data(), b.count, v.rtol, v.atol, v.equal_nan);
+    const CompareResult r = compare_allclose(b.type, (*in.outputs)[v.buffer].data(), expected.type, expected.values.data(),
+                                             b.count, v.rtol, v.atol, v.equal_nan, 10,
+                                             expected.origin.empty() ? nullptr : expected.origin.data());
     check.update(compare_result_json(r, b.shape));
-    check["status"] = r.passed() ? "passed" : "failed";
-    (r.passed() ? any_passed : any_failed) = true;
+    if (!expected.origin.empty()) {
+      check["untouched"] = r.untouched;
+      check["from_poison"] = r.from_poison;
+    }
+    const std::string vacuous = vacuous_reason(b, expected, r, initial, m);
+    const bool passed = r.passed() && vacuous.empty();
+    check["status"] = passed ? "passed" : "failed";
+    if (!vacuous.empty()) {
+      check["vacuous"] = true;
+      check["reason"] = vacuous;
+    }
+    (passed ? any_passed : any_failed) = true;
     checks.push_back(std::move(check));
   }
   nlohmann::json verification{{"checks", checks}};

@@ -5,6 +5,10 @@
 //   |got - expected| <= atol + rtol * |expected|
 // NaN equals NaN only with equal_nan; infinities equal only the same
 // infinity. Values are compared as long double, exact for 64-bit integers.
+// Where the expected values come from a reference, elements it leaves
+// untouched are compared bit for bit, and a check that cannot tell a written
+// output from an unwritten one is "vacuous": failed, with the reason
+// (docs/manifest.md, "What a check can tell").
 #pragma once
 
 #include <cstddef>
@@ -17,6 +21,7 @@
 
 #include "lrrt/lrrt.hpp"
 #include "tool/bundle.hpp"
+#include "tool/reference_ops.hpp"
 
 namespace lrrt::tool {
 
@@ -33,13 +38,20 @@ struct CompareResult {
   long double max_abs_error = 0;  // over elements where both values are finite
   long double max_rel_error = 0;  // same, where expected != 0
   std::vector<Mismatch> first;    // the first few mismatches, in index order
+  uint64_t untouched = 0;         // elements compared bit for bit (Origin::Untouched)
+  uint64_t from_poison = 0;       // elements whose expected value came from poison
   bool passed() const { return mismatches == 0; }
 };
 
+// With `origin` (one per element, from a reference; expected_type ==
+// got_type), an Untouched element is equal when its bytes are, whatever
+// equal_nan says: the kernel must leave it as it was, poison included.
 CompareResult compare_allclose(DType got_type, const std::byte* got, DType expected_type, const std::byte* expected,
-                               uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported = 10);
+                               uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported = 10,
+                               const Origin* origin = nullptr);
 
-// A JSON value for a number that may be NaN or infinite ("nan", "inf", "-inf").
+// A JSON value for a number that may be NaN or infinite ("nan", "inf",
+// "-inf"); integral values in [-2^63, 2^64) are JSON integers, exactly.
 nlohmann::json number_json(long double v);
 
 // {"compared", "mismatches", "max_abs_error", "max_rel_error", "first_mismatches": [{"index", ["coords"], "got", "expected"}]}
@@ -55,9 +67,9 @@ struct VerifyInputs {
   // "reference_backend": the same manifest launched once on `device` from
   // the same initial contents; every buffer's contents after it.
   std::function<BufferContents(const lrrt::Device& device)> run_elsewhere;
-  // A sequence's final buffers computed on the CPU (run_sequence_reference),
+  // A sequence's final buffers computed on the CPU (sequence_reference),
   // for {"reference": "sequence"}.
-  const BufferContents* sequence_reference = nullptr;
+  const SequenceReference* sequence_reference = nullptr;
 };
 
 // The built-in reference of a whole sequence: every kernel step's built-in
@@ -70,6 +82,14 @@ bool uses_sequence_reference(const Manifest& m);
 // "sequence"; a single kernel any but "sequence"). Throws ManifestError naming
 // /verify/N/expected/reference.
 void check_references(const Manifest& m);
+
+// Reads of buffers nothing initialised (init poison, and for a sequence no
+// earlier step writes them): one warning per buffer, for the results'
+// "warnings". A single kernel reads an argument's buffer when the buffer
+// declares "access" read or read_write, or when a built-in reference the
+// manifest checks with reads that argument; a sequence step by its declared
+// accesses and its kernel's built-in reference, a copy its source.
+std::vector<std::string> poison_read_warnings(const Manifest& m);
 
 // Runs every check of manifest->verify (none when `enabled` is false):
 // {"status": "passed" | "failed" | "skipped", ["reason"], "checks": [{"buffer",

@@ -320,8 +320,9 @@ TEST_CASE("run: what the run holds on host (buffers and their host copies) must 
   manifest["verify"][0]["atol"] = 1e-6;  // y = 2.5x + y near 0 loses digits to cancellation
   const fs::path m = write_manifest(dir, "m.json", manifest);
   // x and y: 8n bytes of device buffers; on the host the run also holds the
-  // initial contents (8n), y read back (4n) and y's expected values (4n).
-  const uint64_t buffers = 8ull * n, holds = buffers + 16ull * n;
+  // initial contents (8n), y read back (4n) and y's expected values (4n),
+  // with the reference's origin of each element (a byte each, n).
+  const uint64_t buffers = 8ull * n, holds = buffers + 17ull * n;
   const uint64_t between = std::uniform_int_distribution<uint64_t>(buffers, holds - 1)(rng);
   INFO("n = " << n << ", limit " << between);
   ::setenv("LRRT_TEST_MEMAVAILABLE_BYTES", std::to_string(between).c_str(), 1);

@@ -265,8 +265,9 @@ TEST_CASE("memory admission: a run is counted with its host copies, against the 
   const uint64_t buffers = 8 * n;
   const MemoryDemand d = memory_demand(m, "host", true);
   CHECK(d.device_bytes == buffers);
-  // initial contents (x, y), outputs (y), expected values (y).
-  CHECK(d.host_bytes() == 8 * n + 4 * n + 4 * n);
+  // initial contents (x, y), outputs (y), expected values (y) with the
+  // reference's origin of each element (a byte each).
+  CHECK(d.host_bytes() == 8 * n + 4 * n + 4 * n + n);
   CHECK(memory_demand(m, "host", false).host_bytes() == 8 * n + 4 * n);  // --no-verify: no expected values
   const uint64_t holds = buffers + d.host_bytes();
 

@@ -13,6 +13,7 @@
 
 using nlohmann::json;
 using namespace lrrt::bundle;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -91,8 +92,8 @@ TEST_CASE("manifest: every field") {
   j["warmup"] = 0;
   j["iterations"] = 5;
   j["verify"] = {{{"buffer", "x"}, {"expected", {{"reference", "saxpy"}}}, {"rtol", 0.1}, {"atol", 0.2}, {"equal_nan", true}},
-                 {{"buffer", "m"}, {"expected", {{"reference_backend", "host"}}}},
-                 {{"buffer", "h"}, {"expected", {{"values", {1, 2, "nan", "-inf"}}}}}};
+                 {{"buffer", "m"}, {"expected", {{"reference_backend", "host"}}}, {"allow_unwritten", true}},
+                 {{"buffer", "h"}, {"expected", {{"values", {1, 2, "nan", "-inf"}}}}, {"allow_unwritten", true}}};
   j["save"] = {{{"buffer", "x"}, {"npy", "x.npy"}}};
   j["bytes_per_iteration"] = 1234;
   Manifest m = parse(j);
@@ -486,7 +487,8 @@ TEST_CASE("manifest: values a buffer's type cannot hold are errors, not truncati
   auto with_check = [](const std::string& type, const json& values) {
     json j = base();
     j["buffers"].push_back({{"name", "c"}, {"type", type}, {"count", values.size()}});
-    j["verify"] = {{{"buffer", "c"}, {"expected", {{"values", values}}}}};
+    // c is passed to no argument: the check says it means that.
+    j["verify"] = {{{"buffer", "c"}, {"expected", {{"values", values}}}, {"allow_unwritten", true}}};
     return j;
   };
   // Integers: whole numbers in range only.
@@ -523,8 +525,8 @@ TEST_CASE("manifest: values a buffer's type cannot hold are errors, not truncati
 TEST_CASE("manifest: integer checks are exact unless a tolerance is given") {
   json j = base();
   j["buffers"].push_back({{"name", "c"}, {"type", "i32"}, {"count", 2}});
-  j["verify"] = {{{"buffer", "c"}, {"expected", {{"values", {1, 2}}}}},
-                 {{"buffer", "c"}, {"expected", {{"values", {1, 2}}}}, {"atol", 3}},
+  j["verify"] = {{{"buffer", "c"}, {"expected", {{"values", {1, 2}}}}, {"allow_unwritten", true}},
+                 {{"buffer", "c"}, {"expected", {{"values", {1, 2}}}}, {"atol", 3}, {"allow_unwritten", true}},
                  {{"buffer", "x"}, {"expected", {{"values", std::vector<double>(100, 0.5)}}}}};
   Manifest m = parse(j);
   CHECK(m.verify[0].rtol == 0);
@@ -592,4 +594,58 @@ TEST_CASE("kernargs: a scalar of the other kind of number is refused where the c
   m = parse(j);
   CHECK_THROWS_AS(check_kernargs(m.args, layout_kernargs(m.args), declared("int32_t"), "k"), ManifestError);
   CHECK_NOTHROW(check_kernargs(m.args, layout_kernargs(m.args), declared("float"), "k"));
+}
+
+// ---- Issue 25: manifests that would make verification vacuous ---------------
+
+namespace {
+
+std::string pointer_and_message(const json& j, const fs::path& base, std::string& message) {
+  try {
+    parse_manifest(j, base);
+  } catch (const ManifestError& e) {
+    message = e.what();
+    return e.pointer();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("manifest: patch values are checked against the patched argument's bounds") {
+  json j = sequence_base();
+  j["sequence"][2]["steps"][0]["args"][3]["bounds"] = {"x", "y"};
+  j["patch"] = {{"step", "step"}, {"arg", 3}, {"values", {100, 50, 101}}};
+  std::string msg;
+  CHECK(pointer_and_message(j, ".", msg) == "/patch/values/2");
+  CHECK(msg.find("\"x\"") != std::string::npos);
+  CHECK(msg.find("101") != std::string::npos);
+  j["patch"]["values"] = {100, 1, 0};
+  CHECK(pointer_and_message(j, ".", msg).empty());
+}
+
+TEST_CASE("manifest: a check of a buffer nothing writes is an error unless it says allow_unwritten") {
+  json j = base();
+  // m is passed to no argument.
+  j["verify"] = {{{"buffer", "x"}, {"expected", {{"reference", "k"}}}}, {{"buffer", "m"}, {"expected", {{"reference", "k"}}}}};
+  std::string msg;
+  CHECK(pointer_and_message(j, ".", msg) == "/verify/1/buffer");
+  CHECK(msg.find("\"m\"") != std::string::npos);
+  j["verify"][1]["allow_unwritten"] = true;
+  CHECK(pointer_and_message(j, ".", msg).empty());
+  // x declared read-only.
+  j["buffers"][0]["access"] = "read";
+  CHECK(pointer_and_message(j, ".", msg) == "/verify/0/buffer");
+  j["verify"][0]["allow_unwritten"] = "yes";
+  CHECK(pointer_and_message(j, ".", msg) == "/verify/0/allow_unwritten");
+  // A sequence: no step writes x (read only), y is written by a fill, z by a copy.
+  json s = sequence_base();
+  s.erase("patch");
+  s["verify"] = {{{"buffer", "x"}, {"expected", {{"values", std::vector<double>(100, 0.0)}}}}};
+  CHECK(pointer_and_message(s, ".", msg) == "/verify/0/buffer");
+  s["verify"][0]["buffer"] = "y";
+  CHECK(pointer_and_message(s, ".", msg).empty());
+  s["verify"][0]["buffer"] = "w";
+  s["verify"][0]["expected"]["values"] = std::vector<int>(10, 0);
+  CHECK(pointer_and_message(s, ".", msg) == "/verify/0/buffer");
 }

@@ -319,8 +319,10 @@ TEST_CASE("reference ops: saxpy and reduce from initial data, signature mismatch
   ReferenceInputs in{&m, &initial, {2, 1, 1}, {2, 1, 1}};
   auto out = compute_reference("saxpy", in, 1, "/verify/0");
   std::vector<float> r(4);
-  std::memcpy(r.data(), out.data(), 16);
+  std::memcpy(r.data(), out.values.data(), 16);
   CHECK(r == std::vector<float>{12, 24, 36, 40});  // element 3 is past n: keeps its initial value
+  // ... and says so; x has no init, so what is computed from it came from poison.
+  CHECK(out.origin == std::vector<Origin>{Origin::FromPoison, Origin::FromPoison, Origin::FromPoison, Origin::Untouched});
   CHECK_THROWS_WITH_AS(compute_reference("saxpy", in, 0, "/verify/0"), doctest::Contains("can only check buffer \"y\""), ManifestError);
   CHECK_THROWS_WITH_AS(compute_reference("vector_add_f32", in, 1, "/verify/0"), doctest::Contains("/verify/0/expected/reference"),
                        ManifestError);
@@ -338,6 +340,6 @@ TEST_CASE("reference ops: saxpy and reduce from initial data, signature mismatch
   rin[1].assign(reinterpret_cast<std::byte*>(p.data()), reinterpret_cast<std::byte*>(p.data()) + 12);
   ReferenceInputs ri{&rm, &rin, {3, 1, 1}, {2, 1, 1}};
   auto ro = compute_reference("reduce_sum_f32", ri, 1, "/verify/0");
-  std::memcpy(p.data(), ro.data(), 12);
+  std::memcpy(p.data(), ro.values.data(), 12);
   CHECK(p == std::vector<float>{3, 7, 5});
 }

@@ -27,6 +27,13 @@ uint64_t mismatches(const json& run) {
   return n;
 }
 
+// A run's "warnings" (a poisoned buffer read), one field each.
+void warning_fields(std::vector<std::pair<std::string, std::string>>& fields, const json& run) {
+  const json& w = member(run, "warnings");
+  if (w.is_array())
+    for (const auto& e : w) fields.push_back({"warning", value_text(e)});
+}
+
 void check_blocks(Layout& out, const json& checks) {
   if (checks.is_array())
     for (const auto& c : checks) {
@@ -42,6 +49,7 @@ void check_blocks(Layout& out, const json& checks) {
                                number_of(c, "max_abs_error"), number_of(c, "max_rel_error"), text_of(c, "method"),
                                number_of(c, "rtol"), number_of(c, "atol"))}},
                  1);
+      if (c.contains("vacuous")) out.fields({{label, "vacuous: " + text_of(c, "reason")}}, 1);
       std::vector<std::string> first;
       const json& mm = member(c, "first_mismatches");
       if (mm.is_array())
@@ -88,6 +96,7 @@ void sequence_layout(Layout& out, const json& dev, const json& r) {
     fields.push_back({"eager / replay", fmt::format("{:.2f}x", number_of(r, "eager_over_replay"))});
   const json& v = member(r, "verification");
   fields.push_back({"verification", text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
+  warning_fields(fields, r);
   out.fields(std::move(fields));
   check_blocks(out, member(v, "checks"));
   if (r.contains("plan")) {
@@ -175,6 +184,7 @@ Layout run_layout(const json& doc) {
     }
     const json& v = member(r, "verification");
     fields.push_back({"verification", text_of(v, "status") + (v.contains("reason") ? " (" + text_of(v, "reason") + ")" : "")});
+    warning_fields(fields, r);
     out.fields(std::move(fields));
     check_blocks(out, member(v, "checks"));
     std::vector<std::pair<std::string, std::string>> saved;
