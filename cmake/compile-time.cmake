@@ -19,18 +19,20 @@ set(LRRT_PCH_STANDARD
   <mutex> <optional> <set> <span> <string> <string_view> <thread> <unordered_map> <utility>
   <variant> <vector>)
 
-# lrrt_precompile(TARGET [JSON] [DOCTEST] [CLI11] [SKIP file...]): precompile the
-# standard headers, plus nlohmann/json and fmt (JSON), doctest (DOCTEST) and
-# CLI11 (CLI11) for TARGET. SKIP: sources that must see a library's headers
+# lrrt_precompile(TARGET [FMT] [JSON] [DOCTEST] [CLI11] [SKIP file...]): precompile
+# the standard headers, plus fmt (FMT), nlohmann/json and fmt (JSON), doctest
+# (DOCTEST) and CLI11 (CLI11) for TARGET. SKIP: sources that must see a library's headers
 # for the first time themselves (doctest's DOCTEST_CONFIG_IMPLEMENT file).
 function(lrrt_precompile target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "JSON;DOCTEST;CLI11" "" "SKIP")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "FMT;JSON;DOCTEST;CLI11" "" "SKIP")
   if(NOT LRRT_PRECOMPILE_HEADERS)
     return()
   endif()
   set(headers ${LRRT_PCH_STANDARD})
   if(arg_JSON)
     list(APPEND headers <nlohmann/json.hpp> <fmt/format.h>)
+  elseif(arg_FMT)
+    list(APPEND headers <fmt/format.h>)
   endif()
   if(arg_DOCTEST)
     list(APPEND headers <doctest/doctest.h>)
