@@ -195,6 +195,34 @@ TEST_CASE("run: a host kernel that overflows its stack is a kernel fault (exit 3
   CHECK_MESSAGE(ok.rc == 0, ok.err);
 }
 
+TEST_CASE("run: a host kernel whose frames jump the guard page (1 MiB locals) is a stack overflow (exit 3), not SIGSEGV") {
+  // Before kernel stacks: exit 139 (SIGSEGV), the frames stepping over the
+  // thread stack's guard page.
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const uint32_t groups = std::uniform_int_distribution<uint32_t>(1, 16)(rng);
+  CAPTURE(groups);
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "recurse_frames",
+    "buffers": [{"name": "out", "type": "u64", "count": 16, "init": "zeros"}],
+    "args": [{"buffer": "out"}, {"type": "u64", "value": 1099511627776}, {"type": "u64", "value": 1048576}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
+    "verify": {"skip": "the kernel overflows its stack"}
+  })");
+  m["launch"]["workgroup_count"][0] = groups;
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 3,
+               {"kernel 'recurse_frames' faulted: stack overflow", "8 MiB stack"});
+  // The check can fail: the same frames, four deep, run and sum right.
+  m["args"][1]["value"] = 4;
+  m.erase("verify");
+  m["verify"] = {{{"buffer", "out"}, {"expected", {{"values", std::vector<uint64_t>(groups, 10)}}}}};  // 0+1+2+3+4
+  m["buffers"][0]["count"] = groups;
+  Result ok = run_manifest(dir, write_manifest(dir, "ok.json", m));
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
 namespace {
 
 // vector_add_i32 on buffers of `count` elements with n = `n` and no `bounds`

@@ -189,7 +189,8 @@ TEST_CASE("inspect: a host library is read, not loaded") {
   std::set<std::string> names;
   const json doc = json::parse(r.out);
   for (const auto& k : doc["objects"][0]["targets"][0]["kernels"]) names.insert(k["name"].get<std::string>());
-  CHECK(names == std::set<std::string>{"recurse_deep", "rendezvous", "spin_forever", "write_to_address"});
+  CHECK(names == std::set<std::string>{"block_signal_then_fault", "recurse_deep", "recurse_frames", "rendezvous",
+                                       "signal_blocked", "spin_forever", "write_to_address"});
   CHECK_FALSE(fs::exists(marker));
   // The check can fail: loading the library (lrrt run) does create the marker.
   json m = json::parse(R"({
