@@ -35,13 +35,21 @@ namespace formats = lrrt::formats;
 
 struct InspectRequest {
   std::vector<std::string> files;
-  std::string target;  // --target
+  std::string target;   // --target
+  std::string runs_on;  // --runs-on
   std::string kernel;  // --kernel REGEX
 };
 
 formats::InspectFilter make_filter(const InspectRequest& r) {
   formats::InspectFilter filter;
   filter.target = r.target;
+  if (!r.runs_on.empty()) {
+    try {
+      filter.runs_on = formats::parse_device_target(r.runs_on);
+    } catch (const formats::FormatError& e) {
+      throw tool::InputError(fmt::format("--runs-on: {}", e.what()));
+    }
+  }
   if (!r.kernel.empty()) {
     std::shared_ptr<const std::regex> re;
     try {
@@ -212,8 +220,14 @@ void register_inspect(CLI::App& app) {
                   "or an executable or library carrying GPU code (.hip_fatbin, .nv_fatbin); several allowed")
       ->required();
   sub->add_option("--target", request->target,
-                  "List only entries for this target: sm_90, sm_90a, compute_90, gfx90a (with any features), "
-                  "gfx90a:xnack+ (exactly)");
+                  "List only entries built for exactly this target: sm_90 lists sm_90 code, not sm_90a nor "
+                  "compute_90 (each is its own target); gfx90a lists every gfx90a:... feature variant, "
+                  "gfx90a:xnack+ only itself. What runs on a device: --runs-on");
+  sub->add_option("--runs-on", request->runs_on,
+                  "List only entries lrrt's entry choice could load on this device (the rules of lrrt run): "
+                  "sm_90 lists sm_90a and sm_90 SASS, SASS of the same major version and a lower minor, and PTX "
+                  "up to compute_90 (JIT); gfx90a:xnack- lists the gfx90a entries whose xnack is - or left open "
+                  "(a feature TARGET leaves out matches either)");
   sub->add_option("--kernel", request->kernel,
                   "List only kernels whose name contains a match of this regular expression (ECMAScript), and "
                   "only targets that have one. Matched against the name as read and as shown: bytes that are not "
@@ -228,7 +242,8 @@ Examples:
   lrrt inspect build/kernels/saxpy.bundle.hsaco --format json | jq '.objects[].targets[].target'
   lrrt inspect build/kernels/saxpy.sm_90.cubin build/kernels/saxpy.host.so
   lrrt inspect /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a --kernel 'xorwow'
-  lrrt inspect /usr/local/cuda/lib64/libcublas.so.13 --target sm_90 --kernel gemm --format csv)");
+  lrrt inspect /usr/local/cuda/lib64/libcublas.so.13 --target sm_90 --kernel gemm --format csv
+  lrrt inspect libtorch_cuda.so --runs-on sm_90          # sm_90a and sm_90 cubins, PTX for the JIT)");
   sub->callback([o, request] { inspect_command(*request, *o); });
 }
 
