@@ -229,7 +229,7 @@ TEST_CASE("run and inspect: corrupt host binaries and compressed bundles end in 
 }
 #endif
 
-#if defined(LRRT_CLI_NVIDIA_KERNELS)
+#if defined(LRRT_CLI_AMD_BUNDLES) || defined(LRRT_CLI_NVIDIA_KERNELS)
 namespace {
 
 // "file target" for every target an inspect document lists.
@@ -242,7 +242,35 @@ std::set<std::string> listed_targets(const json& doc) {
 }
 
 }  // namespace
+#endif
 
+#if defined(LRRT_CLI_AMD_BUNDLES)
+TEST_CASE("inspect: --runs-on an AMD agent follows the target-ID rules (xnack, a feature left open matches either)") {
+  TempDir dir;
+  const std::vector<std::string> files = {(kKernels / "saxpy.bundle.hsaco").string(), (kBinaries / "scale.hip.so").string()};
+  auto inspect = [&](const std::string& option, const std::string& value) {
+    std::vector<std::string> args = {"inspect", "--format", "json", option, value};
+    args.insert(args.end(), files.begin(), files.end());
+    Result r = run_lrrt(dir, args);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return listed_targets(json::parse(r.out));
+  };
+  // The bundle holds gfx90a:xnack+, gfx90a:xnack- and gfx1100; the HIP
+  // library gfx90a (features open) and gfx1100.
+  CHECK(inspect("--runs-on", "gfx90a:xnack-") ==
+        std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack-", "scale.hip.so gfx90a"});
+  CHECK(inspect("--runs-on", "gfx90a:sramecc+:xnack+") ==
+        std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack+", "scale.hip.so gfx90a"});
+  CHECK(inspect("--runs-on", "gfx90a") == std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack+",
+                                                                 "saxpy.bundle.hsaco gfx90a:xnack-", "scale.hip.so gfx90a"});
+  CHECK(inspect("--runs-on", "gfx1100") == std::set<std::string>{"saxpy.bundle.hsaco gfx1100", "scale.hip.so gfx1100"});
+  CHECK(inspect("--runs-on", "gfx942").empty());
+  CHECK(inspect("--runs-on", "sm_90").empty());
+  CHECK(inspect("--target", "gfx90a:xnack-") == std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack-"});
+}
+#endif
+
+#if defined(LRRT_CLI_NVIDIA_KERNELS)
 TEST_CASE("inspect: --target lists one exact target, --runs-on what the entry choice would load on a device") {
   // Before --runs-on, `--target sm_90` was the only question: it leaves out
   // the sm_90a cubin and the PTX an sm_90 device runs.
