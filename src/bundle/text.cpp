@@ -78,4 +78,27 @@ std::string terminal_safe(std::string_view text) {
   return escape(text, std::numeric_limits<size_t>::max(), true);
 }
 
+bool is_valid_utf8(std::string_view text) {
+  char32_t cp = 0;
+  for (size_t i = 0, n = 0; i < text.size(); i += n)
+    if ((n = utf8_sequence(text, i, &cp)) == 0) return false;
+  return true;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char32_t cp = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (const size_t n = utf8_sequence(text, i, &cp)) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      i += 1;
+    }
+  }
+  return out;
+}
+
 }  // namespace lrrt::bundle

@@ -12,7 +12,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <variant>
 
 #include <fmt/format.h>
 
@@ -24,6 +23,7 @@
 #include "lrrt/formats/inspect.hpp"
 #include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
+#include "tool/inspect_doc.hpp"
 #include "tool/meta.hpp"
 #include "tool/printers/printer.hpp"
 
@@ -33,60 +33,23 @@ namespace {
 using json = nlohmann::json;
 namespace formats = lrrt::formats;
 
-json arg_json(const formats::KernelArgInfo& a, size_t index) {
-  json j{{"index", index}, {"offset", a.offset}, {"size", a.size}, {"kind", formats::arg_kind_name(a.kind)}};
-  if (!a.value_kind.empty()) j["value_kind"] = a.value_kind;
-  if (!a.name.empty()) j["name"] = a.name;
-  if (!a.type_name.empty()) j["type_name"] = a.type_name;
-  if (!a.address_space.empty()) j["address_space"] = a.address_space;
-  return j;
-}
-
-json kernel_json(const formats::InspectedKernel& k) {
-  json j{{"name", k.name}, {"symbol", k.symbol}};
-  auto put = [&](const char* key, const std::optional<uint32_t>& v) {
-    if (v) j[key] = *v;
-  };
-  put("kernarg_size", k.kernarg_size);
-  put("explicit_kernarg_size", k.explicit_kernarg_size);
-  put("kernarg_align", k.kernarg_align);
-  put("group_segment_size", k.group_segment_size);
-  put("private_segment_size", k.private_segment_size);
-  if (k.uses_dynamic_stack) j["uses_dynamic_stack"] = *k.uses_dynamic_stack;
-  put("max_workgroup_size", k.max_workgroup_size);
-  put("wavefront_size", k.wavefront_size);
-  put("sgpr_count", k.sgpr_count);
-  put("vgpr_count", k.vgpr_count);
-  put("registers", k.registers);
-  j["has_arg_layout"] = k.has_arg_layout;
-  json args = json::array();
-  for (size_t i = 0; i < k.args.size(); ++i) args.push_back(arg_json(k.args[i], i));
-  j["args"] = std::move(args);
-  return j;
-}
-
-json target_json(const formats::InspectedTarget& t) {
-  json j{{"target", t.target}, {"format", formats::format_name(t.format)}};
-  if (!t.entry.empty()) j["entry"] = t.entry;
-  j["offset"] = t.offset;
-  j["size"] = t.size;
-  for (const auto& [key, value] : t.facts) std::visit([&, &key = key](const auto& v) { j[key] = v; }, value);
-  if (!t.note.empty()) j["note"] = t.note;
-  json kernels = json::array();
-  for (const auto& k : t.kernels) kernels.push_back(kernel_json(k));
-  j["kernels"] = std::move(kernels);
-  return j;
-}
-
 struct InspectRequest {
   std::vector<std::string> files;
-  std::string target;  // --target
+  std::string target;   // --target
+  std::string runs_on;  // --runs-on
   std::string kernel;  // --kernel REGEX
 };
 
 formats::InspectFilter make_filter(const InspectRequest& r) {
   formats::InspectFilter filter;
   filter.target = r.target;
+  if (!r.runs_on.empty()) {
+    try {
+      filter.runs_on = formats::parse_device_target(r.runs_on);
+    } catch (const formats::FormatError& e) {
+      throw tool::InputError(fmt::format("--runs-on: {}", e.what()));
+    }
+  }
   if (!r.kernel.empty()) {
     std::shared_ptr<const std::regex> re;
     try {
@@ -95,7 +58,14 @@ formats::InspectFilter make_filter(const InspectRequest& r) {
       throw tool::InputError(fmt::format("--kernel: \"{}\" is not a regular expression ({})", r.kernel, e.what()));
     }
     // Searched, not matched whole: --kernel gemm finds every *gemm* kernel.
-    filter.kernel = [re](std::string_view name) { return std::regex_search(name.begin(), name.end(), *re); };
+    // In the name as read, and as printed: a name with bytes that are not
+    // UTF-8 (shown "s\xffxpy") is found by the regex s\xff (the byte) and
+    // s\\xff (the text shown) alike.
+    filter.kernel = [re](std::string_view name) {
+      if (std::regex_search(name.begin(), name.end(), *re)) return true;
+      const std::string shown = bundle::terminal_safe(name);
+      return shown != name && std::regex_search(shown, *re);
+    };
   }
   return filter;
 }
@@ -130,12 +100,12 @@ class InspectStream {
       open_document();
       if (!file_open_) {
         json h = header_;
-        std::string head = h.dump(2);
+        std::string head = tool::printers::json_text(h);
         head.pop_back();  // the closing brace: "targets" follows
         while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
         std::cout << (files_ ? ",\n    " : "\n    ") << indent(head, 4) << ",\n      \"targets\": [";
       }
-      std::cout << (file_open_ ? ",\n" : "\n") << "        " << indent(target.dump(2), 8) << std::flush;
+      std::cout << (file_open_ ? ",\n" : "\n") << "        " << indent(tool::printers::json_text(target), 8) << std::flush;
       file_open_ = true;
       return;
     }
@@ -159,7 +129,7 @@ class InspectStream {
       } else {
         json h = header_;
         h["targets"] = json::array();
-        std::cout << (files_ ? ",\n    " : "\n    ") << indent(h.dump(2), 4);
+        std::cout << (files_ ? ",\n    " : "\n    ") << indent(tool::printers::json_text(h), 4);
       }
       ++files_;
       return;
@@ -180,7 +150,7 @@ class InspectStream {
  private:
   void open_document() {
     if (document_open_) return;
-    std::cout << "{\n  \"kind\": \"inspect\",\n  \"lrrt_results\": 1,\n  \"meta\": " << indent(meta_.dump(2), 2)
+    std::cout << "{\n  \"kind\": \"inspect\",\n  \"lrrt_results\": 1,\n  \"meta\": " << indent(tool::printers::json_text(meta_), 2)
               << ",\n  \"objects\": [";
     document_open_ = true;
   }
@@ -208,7 +178,7 @@ json inspect_file(const std::string& path, const formats::InspectFilter& filter,
   try {
     if (stream) {
       stream->begin_file(header);
-      inspection = formats::inspect_code_object(bytes, filter, [&](formats::InspectedTarget&& t) { stream->target(target_json(t)); });
+      inspection = formats::inspect_code_object(bytes, filter, [&](formats::InspectedTarget&& t) { stream->target(tool::inspect_target_json(t)); });
       stream->end_file();
     } else {
       inspection = formats::inspect_code_object(bytes, filter);
@@ -217,7 +187,7 @@ json inspect_file(const std::string& path, const formats::InspectFilter& filter,
     throw tool::InputError(fmt::format("{}: {}", path, e.what()));
   }
   json targets = json::array();
-  for (const auto& t : inspection.targets) targets.push_back(target_json(t));
+  for (const auto& t : inspection.targets) targets.push_back(tool::inspect_target_json(t));
   header["targets"] = std::move(targets);
   return header;
 }
@@ -250,11 +220,18 @@ void register_inspect(CLI::App& app) {
                   "or an executable or library carrying GPU code (.hip_fatbin, .nv_fatbin); several allowed")
       ->required();
   sub->add_option("--target", request->target,
-                  "List only entries for this target: sm_90, sm_90a, compute_90, gfx90a (with any features), "
-                  "gfx90a:xnack+ (exactly)");
+                  "List only entries built for exactly this target: sm_90 lists sm_90 code, not sm_90a nor "
+                  "compute_90 (each is its own target); gfx90a lists every gfx90a:... feature variant, "
+                  "gfx90a:xnack+ only itself. What runs on a device: --runs-on");
+  sub->add_option("--runs-on", request->runs_on,
+                  "List only entries lrrt's entry choice could load on this device (the rules of lrrt run): "
+                  "sm_90 lists sm_90a and sm_90 SASS, SASS of the same major version and a lower minor, and PTX "
+                  "up to compute_90 (JIT); gfx90a:xnack- lists the gfx90a entries whose xnack is - or left open "
+                  "(a feature TARGET leaves out matches either)");
   sub->add_option("--kernel", request->kernel,
                   "List only kernels whose name contains a match of this regular expression (ECMAScript), and "
-                  "only targets that have one");
+                  "only targets that have one. Matched against the name as read and as shown: bytes that are not "
+                  "UTF-8 are shown as \\xNN, and both --kernel '\\xff' (the byte) and '\\\\xff' (the text) find them");
   add_common_options(*sub, *o, kOptFormat | kOptOutput | kOptQuiet);
   sub->footer(R"(Nothing is loaded and no code in the file runs: an executable or library is read
 as an ELF file. Output streams to the terminal (table, json, csv) target by
@@ -265,7 +242,8 @@ Examples:
   lrrt inspect build/kernels/saxpy.bundle.hsaco --format json | jq '.objects[].targets[].target'
   lrrt inspect build/kernels/saxpy.sm_90.cubin build/kernels/saxpy.host.so
   lrrt inspect /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a --kernel 'xorwow'
-  lrrt inspect /usr/local/cuda/lib64/libcublas.so.13 --target sm_90 --kernel gemm --format csv)");
+  lrrt inspect /usr/local/cuda/lib64/libcublas.so.13 --target sm_90 --kernel gemm --format csv
+  lrrt inspect libtorch_cuda.so --runs-on sm_90          # sm_90a and sm_90 cubins, PTX for the JIT)");
   sub->callback([o, request] { inspect_command(*request, *o); });
 }
 

@@ -216,8 +216,13 @@ Inspection inspect_code_object(std::span<const std::byte> image, const InspectFi
     if (each) each(std::move(t));
     else out.targets.push_back(std::move(t));
   };
+  // A container names its entries' targets, so the target filters run
+  // before an entry is decoded; a plain file's target is read from it.
+  auto passes = [&](Format format, const std::string& target) {
+    return target_matches(target, filter.target) && (!filter.runs_on || runs_on(format, target, *filter.runs_on));
+  };
   for (auto& e : entries) {
-    if (!target_matches(e.target, filter.target)) continue;
+    if (!e.target.empty() && !passes(e.format, e.target)) continue;
     if (e.size) {
       auto [it, fresh] = first_of.try_emplace({e.group, e.offset, e.size}, e.id);
       if (!fresh) {
@@ -231,6 +236,7 @@ Inspection inspect_code_object(std::span<const std::byte> image, const InspectFi
     try {
       InspectedTarget t = inspect_entry(e);
       e.storage.reset();  // decoded bytes are not needed once read
+      if (e.target.empty() && !passes(t.format, t.target)) continue;
       if (filter.kernel) {
         std::erase_if(t.kernels, [&](const InspectedKernel& k) { return !filter.kernel(k.name); });
         if (t.kernels.empty()) continue;

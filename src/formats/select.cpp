@@ -1,5 +1,6 @@
 #include "lrrt/formats/select.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <vector>
@@ -23,6 +24,12 @@ Selection chosen(CodeObjectEntry entry, const std::string& why) {
   s.description = fmt::format("{}: {}", entry.where(), why);
   s.entry = std::move(entry);
   return s;
+}
+
+// Higher is a better AMDGPU entry for the agent; -1: it does not run there.
+int amdgpu_score(Format format, std::string_view target, const amdgpu::TargetId& agent) {
+  if (format != Format::Hsaco) return -1;
+  return amdgpu::target_match_score(amdgpu::parse_target_id(target), agent);
 }
 
 std::string amdgpu_reason(const CodeObjectEntry& e, const amdgpu::TargetId& agent) {
@@ -54,7 +61,7 @@ std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image,
   std::map<uint32_t, std::pair<int, const CodeObjectEntry*>> best_of_group;
   for (const auto& e : entries) {
     if (e.format != Format::Hsaco) continue;
-    const int score = amdgpu::target_match_score(amdgpu::parse_target_id(e.target), agent);
+    const int score = amdgpu_score(e.format, e.target, agent);
     if (score < 0) continue;
     auto& best = best_of_group[e.group];
     if (!best.second || score > best.first) best = {score, &e};
@@ -77,7 +84,7 @@ Selection select_for_amdgpu(std::span<const std::byte> image, const amdgpu::Targ
   for (const auto& e : entries) {
     if (e.format != Format::Hsaco) continue;
     present.push_back(e.target);
-    const int score = amdgpu::target_match_score(amdgpu::parse_target_id(e.target), agent);
+    const int score = amdgpu_score(e.format, e.target, agent);
     if (score > best_score) {
       best_score = score;
       best = &e;
@@ -103,17 +110,22 @@ struct CudaCandidate {
   int rank = -1;  // 4 exact arch-specific SASS, 3 exact SASS, 2 compatible SASS, 1 PTX
 };
 
-CudaCandidate rank_for_cuda(const CodeObjectEntry& e, uint32_t device_sm) {
+CudaCandidate rank_for_cuda(Format format, std::string_view target, uint32_t device_sm) {
   CudaCandidate c;
-  if (e.format != Format::Cubin && e.format != Format::Ptx) return c;
-  const bool ptx = e.format == Format::Ptx;
-  const std::string_view digits = std::string_view(e.target).substr(std::min<size_t>(e.target.size(), ptx ? 8 : 3));
+  if (format != Format::Cubin && format != Format::Ptx) return c;
+  const bool ptx = format == Format::Ptx;
+  const std::string_view digits = target.substr(std::min<size_t>(target.size(), ptx ? 8 : 3));
   size_t i = 0;
   while (i < digits.size() && digits[i] >= '0' && digits[i] <= '9' && c.sm < 100000) c.sm = c.sm * 10 + uint32_t(digits[i++] - '0');
   const char variant = i < digits.size() ? digits[i] : 0;
   if (!ptx && c.sm == device_sm && nvidia::sass_runs_on(c.sm, variant, device_sm)) c.rank = variant == 'a' ? 4 : 3;
   else if (!ptx && nvidia::sass_runs_on(c.sm, variant, device_sm)) c.rank = 2;
   else if (ptx && nvidia::ptx_runs_on(c.sm, variant, device_sm)) c.rank = 1;
+  return c;
+}
+
+CudaCandidate rank_for_cuda(const CodeObjectEntry& e, uint32_t device_sm) {
+  CudaCandidate c = rank_for_cuda(e.format, e.target, device_sm);
   c.entry = &e;
   return c;
 }
@@ -186,6 +198,48 @@ std::vector<Selection> select_parts_for_cuda(std::span<const std::byte> image, u
   }
   if (out.empty()) out.push_back(std::move(empty.front()));
   return out;
+}
+
+DeviceTarget parse_device_target(std::string_view text) {
+  DeviceTarget d;
+  d.name = std::string(text);
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (text.substr(0, 3) == "sm_" && digits(text.substr(3))) {
+    for (char c : text.substr(3)) d.cuda_sm = d.cuda_sm * 10 + uint32_t(c - '0');
+    if (d.cuda_sm >= 10) return d;
+  }
+  if (text.substr(0, 3) == "gfx") {
+    const std::string_view processor = text.substr(0, text.find(':'));
+    bool ok = processor.size() > 3 && std::all_of(processor.begin() + 3, processor.end(), [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
+    // Only the features target IDs have, each once with + or -.
+    for (size_t at = processor.size(); ok && at < text.size();) {
+      const size_t next = std::min(text.find(':', at + 1), text.size());
+      const std::string_view f = text.substr(at + 1, next - at - 1);
+      ok = f == "xnack+" || f == "xnack-" || f == "sramecc+" || f == "sramecc-";
+      at = next;
+    }
+    if (ok) {
+      d.agent = amdgpu::parse_target_id(text);
+      return d;
+    }
+  }
+  std::string hint;
+  if (text.substr(0, 3) == "sm_" && !text.empty() && (text.back() == 'a' || text.back() == 'f'))
+    hint = fmt::format(" ({} is code for a device: name the device, {})", text, text.substr(0, text.size() - 1));
+  else if (text.substr(0, 8) == "compute_")
+    hint = fmt::format(" ({} is PTX for a device: name the device, sm_{})", text, text.substr(8));
+  throw FormatError(fmt::format("\"{}\" names no device{}; give an NVIDIA device's SM (sm_90) or an AMD agent's "
+                                "target ID (gfx90a, gfx90a:sramecc+:xnack-)",
+                                text, hint));
+}
+
+bool runs_on(Format format, std::string_view target, const DeviceTarget& device) {
+  if (device.agent) return amdgpu_score(format, target, *device.agent) >= 0;
+  return device.cuda_sm != 0 && rank_for_cuda(format, target, device.cuda_sm).rank >= 0;
 }
 
 Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device) {

@@ -1,5 +1,7 @@
 #include "tool/bench_result.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "tool/bundle.hpp"
@@ -126,81 +128,193 @@ nlohmann::json to_json(const ResultSet& r) {
 }
 
 namespace {
-ResultSet from_json_unchecked(const nlohmann::json& doc) {
-  ResultSet r;
-  if (!doc.is_object() || !doc.contains("measurements") || !doc["measurements"].is_array())
-    throw InputError("not an lrrt bench result: no \"measurements\" array");
-  if (doc.contains("schema") && doc["schema"] != kSchema)
-    throw InputError(fmt::format("unsupported result schema {} (this lrrt reads {})", doc["schema"].dump(), kSchema));
-  r.meta = doc.value("meta", nlohmann::json::object());
-  r.devices = doc.value("devices", nlohmann::json::array());
-  size_t i = 0;
-  for (const auto& j : doc["measurements"]) {
-    try {
-      Measurement m;
-      m.benchmark = j.at("benchmark").get<std::string>();
-      m.metric = j.at("metric").get<std::string>();
-      m.backend = j.at("backend").get<std::string>();
-      m.impl = j.at("impl").get<std::string>();
-      for (const auto& [k, v] : j.at("params").items()) {
-        if (k == "backend") continue;
-        if (k == "size") m.size = v.get<uint64_t>();
-        else m.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
-      }
-      m.bytes = j.value("bytes", uint64_t(0));
-      m.api = j.value("api", std::string());
-      m.samples = j.value("samples", std::vector<double>{});
-      if (!m.samples.empty()) {
-        m.stats = compute_stats(m.samples);
-      } else {
-        const auto& s = j.at("stats");
-        m.stats.samples = 0;
-        m.stats.min = s.value("min", 0.0);
-        m.stats.median = s.value("median", 0.0);
-        m.stats.mean = s.value("mean", 0.0);
-        m.stats.stddev = s.value("stddev", 0.0);
-        m.stats.p90 = s.value("p90", 0.0);
-        m.stats.max = s.value("max", 0.0);
-      }
-      r.measurements.push_back(std::move(m));
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("measurement {} is malformed: {}", i, e.what()));
+
+using nlohmann::json;
+
+// A key as a JSON pointer's reference token (RFC 6901: ~ is ~0, / is ~1).
+std::string json_pointer_escape(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+// Reads a result file field by field: anything of the wrong shape is an
+// InputError naming the field's JSON pointer ("/summaries: expected an
+// array, found a number"), for every field `lrrt compare` reads, so a file
+// of another shape is never compared silently.
+class Reader {
+ public:
+  static const char* type_of(const json& j) {
+    switch (j.type()) {
+      case json::value_t::object: return "an object";
+      case json::value_t::array: return "an array";
+      case json::value_t::string: return "a string";
+      case json::value_t::boolean: return "a boolean";
+      case json::value_t::null: return "null";
+      case json::value_t::number_integer:
+      case json::value_t::number_unsigned:
+      case json::value_t::number_float: return "a number";
+      default: return "something else";
     }
-    ++i;
   }
-  if (doc.contains("summaries") && doc["summaries"].is_array())
-    for (const auto& j : doc["summaries"]) {
-      if (!j.is_object()) continue;
-      auto text = [&](const char* key) {
-        auto it = j.find(key);
-        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-      };
-      Summary s;
-      s.benchmark = text("benchmark");
-      s.backend = text("backend");
-      s.name = text("name");
-      s.label = text("label");
-      s.unit = text("unit");
-      s.value = j.contains("value") && j["value"].is_number() ? j["value"].get<double>() : 0.0;
-      if (j.contains("baseline") && j["baseline"].is_number()) s.baseline = j["baseline"].get<double>();
-      s.baseline_label = text("baseline_label");
-      s.note = text("note");
-      s.text = text("text");
-      r.summaries.push_back(std::move(s));
+  [[noreturn]] static void wrong(const std::string& pointer, const char* expected, const json& found) {
+    throw InputError(fmt::format("{}: expected {}, found {}", pointer, expected, type_of(found)));
+  }
+  // The member, or null when absent.
+  static const json* field(const json& object, const char* key) {
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+  static const json& require(const json& object, const std::string& at, const char* key) {
+    const json* v = field(object, key);
+    if (!v) throw InputError(fmt::format("{}/{}: missing (an lrrt bench result has it)", at, key));
+    return *v;
+  }
+  static const json& object(const json& j, const std::string& at) {
+    if (!j.is_object()) wrong(at, "an object", j);
+    return j;
+  }
+  static const json& array(const json& j, const std::string& at) {
+    if (!j.is_array()) wrong(at, "an array", j);
+    return j;
+  }
+  static std::string text(const json& j, const std::string& at) {
+    if (!j.is_string()) wrong(at, "a string", j);
+    return j.get<std::string>();
+  }
+  static double number(const json& j, const std::string& at) {
+    if (!j.is_number()) wrong(at, "a number", j);
+    return j.get<double>();
+  }
+  static uint64_t whole(const json& j, const std::string& at) {
+    if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<int64_t>() >= 0))
+      wrong(at, "a whole number of 0 or more", j);
+    return j.get<uint64_t>();
+  }
+  static bool boolean(const json& j, const std::string& at) {
+    if (!j.is_boolean()) wrong(at, "true or false", j);
+    return j.get<bool>();
+  }
+  // Optional members: the default when absent.
+  static std::string text_or(const json& o, const std::string& at, const char* key, std::string missing = {}) {
+    const json* v = field(o, key);
+    return v ? text(*v, at + "/" + key) : missing;
+  }
+  static std::optional<double> number_if(const json& o, const std::string& at, const char* key) {
+    const json* v = field(o, key);
+    if (!v) return std::nullopt;
+    return number(*v, at + "/" + key);
+  }
+};
+
+Measurement read_measurement(const json& j, const std::string& at) {
+  using R = Reader;
+  R::object(j, at);
+  Measurement m;
+  m.benchmark = R::text(R::require(j, at, "benchmark"), at + "/benchmark");
+  m.metric = R::text(R::require(j, at, "metric"), at + "/metric");
+  m.backend = R::text(R::require(j, at, "backend"), at + "/backend");
+  m.impl = R::text(R::require(j, at, "impl"), at + "/impl");
+  const std::string params_at = at + "/params";
+  for (const auto& [k, v] : R::object(R::require(j, at, "params"), params_at).items()) {
+    const std::string key_at = params_at + "/" + json_pointer_escape(k);
+    if (k == "backend") continue;
+    if (k == "size") m.size = R::whole(v, key_at);
+    else if (v.is_string()) m.params[k] = v.get<std::string>();
+    else if (v.is_number() || v.is_boolean()) m.params[k] = v.dump();
+    else R::wrong(key_at, "a string or a number", v);
+  }
+  if (const json* v = R::field(j, "bytes")) m.bytes = R::whole(*v, at + "/bytes");
+  m.api = R::text_or(j, at, "api");
+  if (const json* v = R::field(j, "samples")) {
+    const std::string samples_at = at + "/samples";
+    size_t i = 0;
+    for (const auto& x : R::array(*v, samples_at)) {
+      const double ns = R::number(x, fmt::format("{}/{}", samples_at, i++));
+      m.samples.push_back(ns);
     }
-  if (doc.contains("errors")) r.errors = doc["errors"].get<std::vector<std::string>>();
+  }
+  // The statistics are recomputed from the samples; without samples they
+  // are what the file says.
+  const json* stats = R::field(j, "stats");
+  if (stats) R::object(*stats, at + "/stats");
+  if (!m.samples.empty()) {
+    m.stats = compute_stats(m.samples);
+  } else {
+    if (!stats) throw InputError(fmt::format("{}: has neither samples nor stats", at));
+    const std::string s_at = at + "/stats";
+    m.stats.samples = 0;
+    m.stats.min = R::number_if(*stats, s_at, "min").value_or(0.0);
+    m.stats.median = R::number_if(*stats, s_at, "median").value_or(0.0);
+    m.stats.mean = R::number_if(*stats, s_at, "mean").value_or(0.0);
+    m.stats.stddev = R::number_if(*stats, s_at, "stddev").value_or(0.0);
+    m.stats.p90 = R::number_if(*stats, s_at, "p90").value_or(0.0);
+    m.stats.max = R::number_if(*stats, s_at, "max").value_or(0.0);
+  }
+  return m;
+}
+
+Summary read_summary(const json& j, const std::string& at) {
+  using R = Reader;
+  R::object(j, at);
+  Summary s;
+  s.benchmark = R::text_or(j, at, "benchmark");
+  s.backend = R::text_or(j, at, "backend");
+  s.name = R::text_or(j, at, "name");
+  s.label = R::text_or(j, at, "label");
+  s.unit = R::text_or(j, at, "unit");
+  s.value = R::number_if(j, at, "value").value_or(0.0);
+  s.baseline = R::number_if(j, at, "baseline");
+  (void)R::number_if(j, at, "ratio");  // derived: checked, not kept
+  s.baseline_label = R::text_or(j, at, "baseline_label");
+  s.note = R::text_or(j, at, "note");
+  s.text = R::text_or(j, at, "text");
+  return s;
+}
+
+ResultSet read_results(const json& doc) {
+  using R = Reader;
+  if (!doc.is_object()) R::wrong("/", "an object (an lrrt bench result)", doc);
+  if (const json* kind = R::field(doc, "kind"); kind && (!kind->is_string() || *kind != "bench"))
+    throw InputError(fmt::format("/kind: {}, not \"bench\": not an lrrt bench result",
+                                 kind->is_string() ? "\"" + printable(kind->get<std::string>(), 40) + "\"" : R::type_of(*kind)));
+  if (const json* schema = R::field(doc, "schema"); schema && *schema != kSchema)
+    throw InputError(fmt::format("/schema: unsupported result schema {} (this lrrt reads {})",
+                                 printable(schema->dump(-1, ' ', false, json::error_handler_t::replace), 60), kSchema));
+  const json* measurements = R::field(doc, "measurements");
+  if (!measurements) throw InputError("not an lrrt bench result: no \"measurements\" array");
+  R::array(*measurements, "/measurements");
+  ResultSet r;
+  if (const json* v = R::field(doc, "meta")) r.meta = R::object(*v, "/meta");
+  if (const json* v = R::field(doc, "devices")) {
+    size_t i = 0;
+    for (const auto& d : R::array(*v, "/devices")) R::object(d, fmt::format("/devices/{}", i++));
+    r.devices = *v;
+  }
+  size_t i = 0;
+  for (const auto& j : *measurements) r.measurements.push_back(read_measurement(j, fmt::format("/measurements/{}", i++)));
+  if (const json* v = R::field(doc, "summaries")) {
+    i = 0;
+    for (const auto& j : R::array(*v, "/summaries")) r.summaries.push_back(read_summary(j, fmt::format("/summaries/{}", i++)));
+  }
+  if (const json* v = R::field(doc, "errors")) {
+    i = 0;
+    for (const auto& e : R::array(*v, "/errors")) r.errors.push_back(R::text(e, fmt::format("/errors/{}", i++)));
+  }
   // Files from before the field existed were written only at the end.
-  r.complete = doc.value("complete", true);
-  r.interrupted = doc.value("interrupted", false);
+  if (const json* v = R::field(doc, "complete")) r.complete = R::boolean(*v, "/complete");
+  if (const json* v = R::field(doc, "interrupted")) r.interrupted = R::boolean(*v, "/interrupted");
   return r;
 }
+
 }  // namespace
 
 ResultSet from_json(const nlohmann::json& doc) {
   try {
-    return from_json_unchecked(doc);
+    return read_results(doc);
   } catch (const nlohmann::json::exception& e) {
-    // A field of the wrong type anywhere: the file is the problem (exit 2).
+    // Not expected (every field is checked before it is read); still the
+    // file's fault, never a crash.
     throw InputError(fmt::format("not an lrrt bench result: {}", e.what()));
   }
 }

@@ -266,3 +266,92 @@ TEST_CASE("run and inspect: corrupt host binaries and compressed bundles end in 
   }
 }
 #endif
+
+#if defined(LRRT_CLI_AMD_BUNDLES) || defined(LRRT_CLI_NVIDIA_KERNELS)
+namespace {
+
+// "file target" for every target an inspect document lists.
+std::set<std::string> listed_targets(const json& doc) {
+  std::set<std::string> out;
+  for (const auto& o : doc.at("objects"))
+    for (const auto& t : o.at("targets"))
+      out.insert(fs::path(o.at("file").get<std::string>()).filename().string() + " " + t.at("target").get<std::string>());
+  return out;
+}
+
+}  // namespace
+#endif
+
+#if defined(LRRT_CLI_AMD_BUNDLES)
+TEST_CASE("inspect: --runs-on an AMD agent follows the target-ID rules (xnack, a feature left open matches either)") {
+  TempDir dir;
+  const std::vector<std::string> files = {(kKernels / "saxpy.bundle.hsaco").string(), (kBinaries / "scale.hip.so").string()};
+  auto inspect = [&](const std::string& option, const std::string& value) {
+    std::vector<std::string> args = {"inspect", "--format", "json", option, value};
+    args.insert(args.end(), files.begin(), files.end());
+    Result r = run_lrrt(dir, args);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return listed_targets(json::parse(r.out));
+  };
+  // The bundle holds gfx90a:xnack+, gfx90a:xnack- and gfx1100; the HIP
+  // library gfx90a (features open) and gfx1100.
+  CHECK(inspect("--runs-on", "gfx90a:xnack-") ==
+        std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack-", "scale.hip.so gfx90a"});
+  CHECK(inspect("--runs-on", "gfx90a:sramecc+:xnack+") ==
+        std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack+", "scale.hip.so gfx90a"});
+  CHECK(inspect("--runs-on", "gfx90a") == std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack+",
+                                                                 "saxpy.bundle.hsaco gfx90a:xnack-", "scale.hip.so gfx90a"});
+  CHECK(inspect("--runs-on", "gfx1100") == std::set<std::string>{"saxpy.bundle.hsaco gfx1100", "scale.hip.so gfx1100"});
+  CHECK(inspect("--runs-on", "gfx942").empty());
+  CHECK(inspect("--runs-on", "sm_90").empty());
+  CHECK(inspect("--target", "gfx90a:xnack-") == std::set<std::string>{"saxpy.bundle.hsaco gfx90a:xnack-"});
+}
+#endif
+
+#if defined(LRRT_CLI_NVIDIA_KERNELS)
+TEST_CASE("inspect: --target lists one exact target, --runs-on what the entry choice would load on a device") {
+  // Before --runs-on, `--target sm_90` was the only question: it leaves out
+  // the sm_90a cubin and the PTX an sm_90 device runs.
+  TempDir dir;
+  const std::vector<std::string> files = {(kBinaries / "vector_add.cuda.so").string(),
+                                          (kBinaries / "vector_add.sm_90a.cubin").string(),
+                                          (kBinaries / "vector_add.ptx80.fatbin").string(),
+                                          (kBinaries / "vector_add.sm_100f.cubin").string(),
+                                          (kKernels / "saxpy.sm_90.cubin").string()};
+  auto inspect = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"inspect", "--format", "json"});
+    args.insert(args.end(), files.begin(), files.end());
+    Result r = run_lrrt(dir, args);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return listed_targets(json::parse(r.out));
+  };
+  CHECK(inspect({"--target", "sm_90"}) ==
+        std::set<std::string>{"vector_add.cuda.so sm_90", "saxpy.sm_90.cubin sm_90"});
+  CHECK(inspect({"--target", "sm_90a"}) == std::set<std::string>{"vector_add.sm_90a.cubin sm_90a"});
+  const std::set<std::string> on90 = {"vector_add.cuda.so sm_90", "vector_add.cuda.so compute_90",
+                                      "vector_add.sm_90a.cubin sm_90a", "vector_add.ptx80.fatbin compute_80",
+                                      "saxpy.sm_90.cubin sm_90"};
+  CHECK(inspect({"--runs-on", "sm_90"}) == on90);
+  // sm_86: the sm_80 SASS (same major, lower minor) and PTX 80, nothing of sm_90.
+  CHECK(inspect({"--runs-on", "sm_86"}) ==
+        std::set<std::string>{"vector_add.ptx80.fatbin sm_80", "vector_add.ptx80.fatbin compute_80"});
+  // sm_103: the family-specific sm_100f cubin, and the PTX.
+  CHECK(inspect({"--runs-on", "sm_103"}) ==
+        std::set<std::string>{"vector_add.sm_100f.cubin sm_100f", "vector_add.cuda.so compute_90",
+                              "vector_add.ptx80.fatbin compute_80"});
+  // Both filters: what runs on sm_90 and is built for exactly sm_90a.
+  CHECK(inspect({"--runs-on", "sm_90", "--target", "sm_90a"}) ==
+        std::set<std::string>{"vector_add.sm_90a.cubin sm_90a"});
+  // A code target is not a device; the message says what to give.
+  for (const char* bad : {"sm_90a", "compute_90", "gfx90a:xnack", "h200"}) {
+    CAPTURE(bad);
+    Result r = run_lrrt(dir, {"inspect", "--runs-on", bad, files[0]});
+    CHECK(r.rc == 2);
+    CHECK_MESSAGE(r.err.find("--runs-on: \"" + std::string(bad) + "\" names no device") != std::string::npos, r.err);
+  }
+  // --help says what each matches.
+  Result help = run_lrrt(dir, {"inspect", "--help"});
+  CHECK(help.out.find("exactly this target") != std::string::npos);
+  CHECK(help.out.find("--runs-on") != std::string::npos);
+}
+#endif

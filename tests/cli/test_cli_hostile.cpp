@@ -129,6 +129,85 @@ TEST_CASE("compare: broken result files are input errors naming the file") {
   expect_error(dir, compare(base, dir / "deep.json"), 2, {"deep.json", "nested more than"});
 }
 
+TEST_CASE("compare: a result file of the wrong shape is exit 2 naming the file and the field's JSON pointer") {
+  // Before the fix "summaries": 5 was compared silently (exit 0), and a
+  // wrong type elsewhere gave nlohmann's text without the field.
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const fs::path base = kSource / "docs/results/ci-baseline-host.json";
+  const json good = json::parse(read_text(base));
+  const size_t n = good["measurements"].size();
+  REQUIRE(n > 0);
+  const size_t k = std::uniform_int_distribution<size_t>(0, n - 1)(rng);
+  const std::string mk = "/measurements/" + std::to_string(k);
+  CAPTURE(k);
+  struct Case {
+    std::string pointer;  // the field changed, as the message must name it
+    json value;
+    std::string expected;  // what the message says it should be
+  };
+  const std::vector<Case> cases = {
+      {"/summaries", 5, "expected an array, found a number"},
+      {"/measurements", 5, "expected an array, found a number"},
+      {"/meta", "x", "expected an object, found a string"},
+      {"/devices", json::object(), "expected an array, found an object"},
+      {"/devices/0", 3, "expected an object, found a number"},
+      {"/errors", "none", "expected an array, found a string"},
+      {"/errors/0", 1, "expected a string, found a number"},
+      {"/complete", "yes", "expected true or false, found a string"},
+      {"/interrupted", 0, "expected true or false, found a number"},
+      {"/summaries/0", json::array(), "expected an object, found an array"},
+      {"/summaries/0/value", "fast", "expected a number, found a string"},
+      {"/summaries/0/text", 1, "expected a string, found a number"},
+      {mk, 7, "expected an object, found a number"},
+      {mk + "/benchmark", 5, "expected a string, found a number"},
+      {mk + "/impl", nullptr, "expected a string, found null"},
+      {mk + "/params", "host", "expected an object, found a string"},
+      {mk + "/params/size", -1, "expected a whole number of 0 or more, found a number"},
+      {mk + "/params/direction", json::array(), "expected a string or a number, found an array"},
+      {mk + "/bytes", "many", "expected a whole number of 0 or more, found a string"},
+      {mk + "/api", false, "expected a string, found a boolean"},
+      {mk + "/samples", 1.5, "expected an array, found a number"},
+      {mk + "/samples/1", "fast", "expected a number, found a string"},
+      {mk + "/stats", 3, "expected an object, found a number"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.pointer);
+    json doc = good;
+    const json::json_pointer at(c.pointer);
+    if (c.pointer == "/errors/0" || c.pointer == "/devices/0") doc[at.parent_pointer()].push_back(nullptr);
+    doc[at] = c.value;
+    write_text(dir / "shape.json", doc.dump());
+    // As BASE and as NEW: the file that is wrong is named, with the field.
+    for (bool as_new : {false, true}) {
+      CAPTURE(as_new);
+      const fs::path a = as_new ? base : dir / "shape.json", b = as_new ? dir / "shape.json" : base;
+      Result r = run_lrrt(dir, {"compare", a.string(), b.string(), "-q", "-o", (dir / "out.json").string()});
+      expect_error(dir, r, 2, {(dir / "shape.json").string() + ": " + c.pointer + ": " + c.expected});
+      CHECK(r.err.find("json.exception") == std::string::npos);
+    }
+  }
+  // Required members, named where they are missing.
+  json missing = good;
+  missing["measurements"][k].erase("metric");
+  write_text(dir / "shape.json", missing.dump());
+  expect_error(dir, run_lrrt(dir, {"compare", base.string(), (dir / "shape.json").string(), "-q"}), 2,
+               {"shape.json: " + mk + "/metric: missing (an lrrt bench result has it)"});
+  // Another kind of result (lrrt run's) says so.
+  json run = good;
+  run["kind"] = "run";
+  write_text(dir / "shape.json", run.dump());
+  expect_error(dir, run_lrrt(dir, {"compare", base.string(), (dir / "shape.json").string(), "-q"}), 2,
+               {"shape.json: /kind: \"run\", not \"bench\""});
+  // The check can fail: the file unchanged (and with the fields it may
+  // leave out, left out) compares.
+  json lean = good;
+  for (const char* key : {"summaries", "errors", "meta", "devices"}) lean.erase(key);
+  write_text(dir / "shape.json", lean.dump());
+  Result ok = run_lrrt(dir, {"compare", base.string(), (dir / "shape.json").string(), "-q", "--no-fail"});
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
 TEST_CASE("timeouts: --timeout and LRRT_WAIT_TIMEOUT_MS take only sane numbers, and a tiny limit is not 'forever'") {
   TempDir dir;
   const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(64));
@@ -191,6 +270,34 @@ TEST_CASE("run: a host kernel that overflows its stack is a kernel fault (exit 3
                {"recurse_deep", "faulted", "Segmentation fault"});
   // The check can fail: a depth that fits runs.
   m["args"][1]["value"] = 100;
+  Result ok = run_manifest(dir, write_manifest(dir, "ok.json", m));
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+}
+
+TEST_CASE("run: a host kernel whose frames jump the guard page (1 MiB locals) is a stack overflow (exit 3), not SIGSEGV") {
+  // Before kernel stacks: exit 139 (SIGSEGV), the frames stepping over the
+  // thread stack's guard page.
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const uint32_t groups = std::uniform_int_distribution<uint32_t>(1, 16)(rng);
+  CAPTURE(groups);
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "code_object": {"host": ")" + std::string(LRRT_CLI_ERROR_KERNELS) + R"("},
+    "kernel": "recurse_frames",
+    "buffers": [{"name": "out", "type": "u64", "count": 16, "init": "zeros"}],
+    "args": [{"buffer": "out"}, {"type": "u64", "value": 1099511627776}, {"type": "u64", "value": 1048576}],
+    "launch": {"workgroup_size": [1], "workgroup_count": [1]},
+    "verify": {"skip": "the kernel overflows its stack"}
+  })");
+  m["launch"]["workgroup_count"][0] = groups;
+  expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 3,
+               {"kernel 'recurse_frames' faulted: stack overflow", "8 MiB stack"});
+  // The check can fail: the same frames, four deep, run and sum right.
+  m["args"][1]["value"] = 4;
+  m.erase("verify");
+  m["verify"] = {{{"buffer", "out"}, {"expected", {{"values", std::vector<uint64_t>(groups, 10)}}}}};  // 0+1+2+3+4
+  m["buffers"][0]["count"] = groups;
   Result ok = run_manifest(dir, write_manifest(dir, "ok.json", m));
   CHECK_MESSAGE(ok.rc == 0, ok.err);
 }

@@ -3,7 +3,9 @@
 // layout; host libraries are read, not loaded; bad files exit 2.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -189,7 +191,8 @@ TEST_CASE("inspect: a host library is read, not loaded") {
   std::set<std::string> names;
   const json doc = json::parse(r.out);
   for (const auto& k : doc["objects"][0]["targets"][0]["kernels"]) names.insert(k["name"].get<std::string>());
-  CHECK(names == std::set<std::string>{"recurse_deep", "recurse_sum", "rendezvous", "spin_forever", "write_to_address"});
+  CHECK(names == std::set<std::string>{"block_signal_then_fault", "recurse_deep", "recurse_frames", "recurse_sum",
+                                       "rendezvous", "signal_blocked", "spin_forever", "write_to_address"});
   CHECK_FALSE(fs::exists(marker));
   // The check can fail: loading the library (lrrt run) does create the marker.
   json m = json::parse(R"({
@@ -232,4 +235,95 @@ TEST_CASE("inspect: bad files exit 2 naming the file, leaving no output file") {
       expect_error(dir, r, 2, {c.file, c.fragment});
     }
   }
+}
+
+namespace {
+
+// "ff" for 0xff.
+std::string hex2(int byte) {
+  char text[3];
+  std::snprintf(text, sizeof text, "%02x", byte & 0xff);
+  return text;
+}
+
+// Kernel names of an inspect document, every target of every object.
+std::set<std::string> inspected_names(const json& doc) {
+  std::set<std::string> names;
+  for (const auto& o : doc.at("objects"))
+    for (const auto& t : o.at("targets"))
+      for (const auto& k : t.at("kernels")) names.insert(k.at("name").get<std::string>());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("inspect: a kernel name that is not UTF-8 is shown as \\xNN in every format, exit 0, and --kernel finds it") {
+  // Before the fix --format json failed with exit 3 and nlohmann's
+  // "[json.exception.type_error.316] invalid UTF-8 byte".
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  // A byte that never starts or continues valid UTF-8 here: a lone
+  // continuation byte, an overlong lead, or one beyond U+10FFFF.
+  const std::vector<int> invalid = {0x80, 0x9b, 0xbf, 0xc0, 0xc1, 0xf5, 0xfe, 0xff};
+  const int byte = invalid[std::uniform_int_distribution<size_t>(0, invalid.size() - 1)(rng)];
+  CAPTURE(byte);
+  const std::string raw = std::string("spin") + char(byte) + "forever";
+  const std::string shown = "spin\\x" + hex2(byte) + "forever";
+  // The test kernels with spin_forever renamed in the file's bytes (its
+  // kernel record and its symbol), under a file name that is not UTF-8
+  // either: the file name reaches "file" and meta's argv.
+  std::string library = read_text(LRRT_CLI_ERROR_KERNELS);
+  size_t renamed = 0;
+  for (size_t at = 0; (at = library.find(std::string("spin_forever") + '\0', at)) != std::string::npos; ++renamed)
+    library.replace(at, raw.size(), raw);
+  REQUIRE(renamed >= 1);
+  const fs::path file = dir / "bad\xfe-name.so";
+  write_text(file, library);
+  const std::string shown_file = (dir.path / "bad\\xfe-name.so").string();
+
+  Result r = run_lrrt(dir, {"inspect", "--format", "json", file.string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  json doc = json::parse(r.out);  // valid UTF-8, or parse throws
+  CHECK(doc["objects"][0]["file"] == shown_file);
+  std::set<std::string> names = inspected_names(doc);
+  CHECK(names.count(shown) == 1);
+  CHECK(names.count("spin_forever") == 0);
+  CHECK(names.count("write_to_address") == 1);  // the others as they were
+  // -o writes the same document.
+  r = run_lrrt(dir, {"inspect", "--format", "json", "-q", "-o", (dir / "out.json").string(), file.string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(inspected_names(json::parse(read_text(dir / "out.json"))) == names);
+
+  for (const std::string format : {"table", "csv", "markdown"}) {
+    CAPTURE(format);
+    r = run_lrrt(dir, {"inspect", "--format", format, file.string()});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    CHECK_MESSAGE(r.out.find(shown) != std::string::npos, r.out);
+    CHECK(r.out.find(char(byte)) == std::string::npos);  // never the raw byte
+    CHECK(r.out.find(char(0xfe)) == std::string::npos);
+  }
+
+  // --kernel: the regex \xNN is the byte (the name as read), \\xNN the text
+  // shown; either finds the kernel, and only it.
+  for (const std::string regex : {"^spin\\x" + hex2(byte) + "for", "^spin\\\\x" + hex2(byte) + "for"}) {
+    CAPTURE(regex);
+    r = run_lrrt(dir, {"inspect", "--format", "json", "--kernel", regex, file.string()});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    CHECK(inspected_names(json::parse(r.out)) == std::set<std::string>{shown});
+  }
+  r = run_lrrt(dir, {"inspect", "--format", "json", "--kernel", "^spin_forever$", file.string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(inspected_names(json::parse(r.out)).empty());
+
+  // Messages: a manifest naming a kernel the library lacks lists the ones it
+  // has, this one escaped.
+  json m = json::parse(R"({"lrrt_manifest": 1, "kernel": "nope", "args": [],
+                           "launch": {"workgroup_size": [1], "workgroup_count": [1]}, "verify": {"skip": "none"}})");
+  write_text(dir / "renamed.so", library);  // a manifest is UTF-8: the library under a name it can hold
+  m["code_object"] = {{"host", (dir / "renamed.so").string()}};
+  write_text(dir / "m.json", m.dump());
+  r = run_lrrt(dir, {"run", "--backend", "host", "-q", (dir / "m.json").string()});
+  CHECK(r.rc == 2);
+  CHECK_MESSAGE(r.err.find(shown) != std::string::npos, r.err);
+  CHECK(r.err.find(char(byte)) == std::string::npos);
 }

@@ -1,12 +1,45 @@
 // libFuzzer target: lrrt_formats, every reader through the paths the runtime
 // and `lrrt inspect` take. Anything malformed must be a FormatError; what is
-// accepted must point inside the input.
+// accepted must point inside the input. What inspect reports is printed in
+// every format, as `lrrt inspect` prints it: names from the input (any bytes)
+// must come out as valid UTF-8, JSON that parses back, with no raw control
+// character outside JSON's escapes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
 
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lrrt/bundle/text.hpp"
 #include "lrrt/formats.hpp"
+#include "tool/inspect_doc.hpp"
+#include "tool/printers/printer.hpp"
+
+namespace {
+
+// The inspect document of the targets, printed in every format.
+void print_every_way(const lrrt::formats::Inspection& inspection) {
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& t : inspection.targets) targets.push_back(lrrt::tool::inspect_target_json(t));
+  nlohmann::json object{{"file", "fuzz\xff.bin"}, {"format", "fuzz"}, {"size", inspection.size}};
+  object["targets"] = std::move(targets);
+  const nlohmann::json doc{{"kind", "inspect"}, {"lrrt_results", 1}, {"objects", nlohmann::json::array({object})}};
+  for (const auto& format : lrrt::tool::printers::formats()) {
+    const std::string text = lrrt::tool::printers::render(doc, format);
+    if (!lrrt::bundle::is_valid_utf8(text)) std::abort();
+    if (format == "json") {
+      (void)nlohmann::json::parse(text);  // throws (aborts) when it is not JSON
+      continue;
+    }
+    for (unsigned char c : text)
+      if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) std::abort();
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lrrt::formats;
@@ -45,7 +78,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const FormatError&) {
     }
   try {
-    for (const auto& t : inspect_code_object(image).targets) {
+    const Inspection inspection = inspect_code_object(image);
+    print_every_way(inspection);
+    for (const auto& t : inspection.targets) {
       if (t.size > kMaxDecompressedBytes) std::abort();
       if (t.format != Format::Hsaco && t.format != Format::HostSharedObject) continue;
       // These readers check every argument against the kernarg segment.

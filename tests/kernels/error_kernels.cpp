@@ -1,7 +1,8 @@
 // Test-only kernels for the error paths: one that never returns (a hang), one
-// that writes to an address it is given (a fault), one that recurses as deep
-// as it is told (a stack overflow, host only); and one that shows two
-// dispatches running at the same time (a rendezvous).
+// that writes to an address it is given (a fault), two that recurse as deep
+// as they are told (a stack overflow, host only: 1 KiB frames, and frames of
+// any size), two that block and read the signal mask (host only); and one
+// that shows two dispatches running at the same time (a rendezvous).
 #include "lrrt_kernel.h"
 
 LRRT_KERNEL(spin_forever, (const volatile uint32_t*, flag)) {
@@ -78,6 +79,58 @@ __attribute__((noinline)) uint64_t recurse(uint64_t depth) {
 LRRT_KERNEL(recurse_deep, (uint64_t*, out), (uint64_t, depth)) {
   LRRT_FOR_EACH_THREAD {
     if (LRRT_LOCAL_ID_X == 0) out[LRRT_GROUP_ID_X] = recurse(depth);
+  }
+}
+
+// The same with frames of `frame_bytes` (alloca) that it fills from the
+// lowest address up, as code initialising its locals does (a byte per 64):
+// a frame larger than a thread's one guard page steps over it and writes
+// into whatever lies below (another thread's stack) before it reaches the
+// guard, unless the guard is larger than the frame. A small depth returns
+// what recurse_deep does.
+__attribute__((noinline)) uint64_t recurse_frame(uint64_t depth, uint64_t frame_bytes) {
+  auto* frame = static_cast<volatile unsigned char*>(__builtin_alloca(frame_bytes));
+  for (uint64_t i = 0; i < frame_bytes; i += 64) frame[i] = static_cast<unsigned char>(depth);
+  frame[frame_bytes - 1] = static_cast<unsigned char>(depth);
+  const uint64_t below = depth ? recurse_frame(depth - 1, frame_bytes) : 0;
+  return below + frame[0];
+}
+
+LRRT_KERNEL(recurse_frames, (uint64_t*, out), (uint64_t, depth), (uint64_t, frame_bytes)) {
+  LRRT_FOR_EACH_THREAD {
+    if (LRRT_LOCAL_ID_X == 0) out[LRRT_GROUP_ID_X] = recurse_frame(depth, frame_bytes < 1 ? 1 : frame_bytes);
+  }
+}
+#endif
+
+// Host build only: kernels that change and read the signal mask of the
+// thread that runs them. A kernel that blocks a signal and then faults must
+// not leave the signal blocked on the runtime's thread.
+#if !defined(__CUDACC__) && !defined(__HIP__)
+#include <signal.h>
+
+// Blocks `signo`, then writes to `address` (a fault for a bad one).
+LRRT_KERNEL(block_signal_then_fault, (int32_t, signo), (uint64_t, address)) {
+  LRRT_FOR_EACH_THREAD {
+    if (LRRT_LOCAL_ID_X == 0) {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, signo);
+      pthread_sigmask(SIG_BLOCK, &set, nullptr);
+      *(volatile uint32_t*)address = 1;
+    }
+  }
+}
+
+// out[group] = 1 when `signo` is blocked on the thread running the group.
+LRRT_KERNEL(signal_blocked, (uint32_t*, out), (int32_t, signo)) {
+  LRRT_FOR_EACH_THREAD {
+    if (LRRT_LOCAL_ID_X == 0) {
+      sigset_t set;
+      sigemptyset(&set);
+      pthread_sigmask(SIG_BLOCK, nullptr, &set);
+      out[LRRT_GROUP_ID_X] = sigismember(&set, signo) == 1 ? 1u : 0u;
+    }
   }
 }
 #endif

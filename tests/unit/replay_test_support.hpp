@@ -22,17 +22,38 @@
 
 namespace lrrt::test {
 
+// The build's folders, as every GPU test finds them (tests/cts/cts.cpp,
+// tests/cuda, scripts/gpu-check): $LRRT_TEST_KERNEL_DIR for kernels/ and
+// $LRRT_CTS_TEST_KERNEL_DIR for tests/kernels/ when set, else where this
+// build put them. A build configured in one folder and run from another
+// (the GPU machine) finds its files through the variables.
+inline std::string dir_from_env(const char* variable, const std::string& built) {
+  const char* v = std::getenv(variable);
+  return v && *v ? v : built;
+}
+inline std::string kernel_dir() { return dir_from_env("LRRT_TEST_KERNEL_DIR", LRRT_TEST_KERNEL_DIR); }
+inline std::string test_kernel_dir() {
+  const std::string built = LRRT_TEST_ERROR_KERNELS;  // <dir>/error_kernels.host.so
+  return dir_from_env("LRRT_CTS_TEST_KERNEL_DIR", built.substr(0, built.rfind('/')));
+}
+
 // The build's kernel file of `source` for a backend.
 inline std::string kernel_file(const std::string& backend, const std::string& source) {
   const char* suffix = backend == "hsa" ? ".gfx1100.hsaco" : backend == "cuda" ? ".ptx" : ".host.so";
-  return std::string(LRRT_TEST_KERNEL_DIR) + "/" + source + suffix;
+  return kernel_dir() + "/" + source + suffix;
+}
+
+// The test kernels (tests/kernels/error_kernels.cpp) for a backend: the host
+// library, or the PTX nvcc built next to it.
+inline std::string error_kernels_file(const std::string& backend = "host") {
+  return test_kernel_dir() + (backend == "cuda" ? "/error_kernels.ptx" : "/error_kernels.host.so");
 }
 
 // Before lr_init: the hsa backend loads the stand-in and its kernels.
 inline void point_hsa_at_standin() {
 #if defined(LRRT_TEST_HSA)
   setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
-  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
+  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", kernel_dir().c_str(), 1);
   setenv("LRRT_HSA_TIMEOUT_MS", "20000", 1);
 #endif
 }

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -420,7 +421,98 @@ TEST_CASE("formats containers: sm_90a is reported as sm_90a and runs only on sm_
   CHECK(nvidia::ptx_runs_on(90, 0, 120));
   CHECK(!nvidia::ptx_runs_on(90, 'a', 100));
 }
+TEST_CASE("formats containers: runs_on is the entry choice's rule, entry by entry (inspect --runs-on)") {
+  // What each NVIDIA target runs on, as the entry choice decides it: exact
+  // and arch-specific SASS, compatible SASS, PTX for the JIT.
+  const DeviceTarget sm90 = parse_device_target("sm_90"), sm86 = parse_device_target("sm_86"),
+                     sm103 = parse_device_target("sm_103"), sm120 = parse_device_target("sm_120");
+  CHECK(sm90.cuda_sm == 90);
+  CHECK_FALSE(sm90.agent);
+  struct Expect {
+    Format format;
+    const char* target;
+    bool on90, on86, on103, on120;
+  };
+  const Expect table[] = {
+      {Format::Cubin, "sm_90", true, false, false, false},   {Format::Cubin, "sm_90a", true, false, false, false},
+      {Format::Cubin, "sm_80", false, true, false, false},   {Format::Cubin, "sm_86", false, true, false, false},
+      {Format::Cubin, "sm_100f", false, false, true, false}, {Format::Cubin, "sm_100a", false, false, false, false},
+      {Format::Ptx, "compute_90", true, false, true, true},  {Format::Ptx, "compute_80", true, true, true, true},
+      {Format::Ptx, "compute_90a", true, false, false, false}, {Format::Ptx, "compute_100", false, false, true, true},
+      {Format::HostSharedObject, "x86_64", false, false, false, false},
+      {Format::Hsaco, "gfx90a", false, false, false, false},
+  };
+  for (const auto& e : table) {
+    CAPTURE(e.target);
+    CHECK(runs_on(e.format, e.target, sm90) == e.on90);
+    CHECK(runs_on(e.format, e.target, sm86) == e.on86);
+    CHECK(runs_on(e.format, e.target, sm103) == e.on103);
+    CHECK(runs_on(e.format, e.target, sm120) == e.on120);
+  }
+  // AMD: the target-ID rules (a feature left open matches either).
+  const DeviceTarget minus = parse_device_target("gfx90a:xnack-"), any = parse_device_target("gfx90a"),
+                     both = parse_device_target("gfx90a:sramecc+:xnack+");
+  REQUIRE(minus.agent);
+  CHECK(minus.agent->processor == "gfx90a");
+  CHECK(runs_on(Format::Hsaco, "gfx90a", minus));
+  CHECK(runs_on(Format::Hsaco, "gfx90a:xnack-", minus));
+  CHECK_FALSE(runs_on(Format::Hsaco, "gfx90a:xnack+", minus));
+  CHECK(runs_on(Format::Hsaco, "gfx90a:sramecc+", minus));
+  CHECK(runs_on(Format::Hsaco, "gfx90a:xnack+", any));
+  CHECK(runs_on(Format::Hsaco, "gfx90a:xnack-", any));
+  CHECK_FALSE(runs_on(Format::Hsaco, "gfx90a:sramecc-", both));
+  CHECK_FALSE(runs_on(Format::Hsaco, "gfx1100", any));
+  CHECK_FALSE(runs_on(Format::Cubin, "sm_90", any));
+  // Not devices: code targets and junk, each saying what it takes.
+  for (const char* bad : {"sm_90a", "sm_100f", "compute_90", "sm_", "sm_9", "gfx", "gfx90a:xnack", "gfx90a:foo+",
+                          "gfx90a:xnack+:", "x86_64", "", "gfxZZ"}) {
+    CAPTURE(bad);
+    const std::string msg = error_of([&] { (void)parse_device_target(bad); });
+    CHECK_MESSAGE(msg.find("names no device") != std::string::npos, msg);
+  }
+  CHECK(error_of([&] { (void)parse_device_target("sm_90a"); }).find("name the device, sm_90") != std::string::npos);
+
+  // The same rule as the choice: across the fixtures and devices, the entry
+  // select_for_cuda takes is one runs_on accepts, and when nothing is taken
+  // runs_on accepts no entry.
+  std::vector<std::string> files = {fixture("vector_add.cuda.so"), fixture("vector_add.ptx80.fatbin"),
+                                    fixture("vector_add.sm_90a.cubin"), fixture("vector_add.sm_100f.cubin")};
+  for (const char* name : {"saxpy.fatbin", "saxpy.sm_90.cubin", "saxpy.ptx"})
+    files.push_back(std::string(LRRT_TEST_KERNEL_DIR) + "/" + name);
+  for (const auto& file : files) {
+    const auto image = read_file(file);
+    for (const uint32_t sm : {50u, 75u, 80u, 86u, 89u, 90u, 100u, 103u, 120u}) {
+      CAPTURE(file);
+      CAPTURE(sm);
+      const DeviceTarget device = parse_device_target("sm_" + std::to_string(sm));
+      InspectFilter filter;
+      filter.runs_on = device;
+      const Inspection listed = inspect_code_object(image, filter);
+      for (const auto& t : listed.targets) CHECK(runs_on(t.format, t.target, device));
+      std::optional<Selection> chosen;
+      try {
+        chosen = select_for_cuda(image, sm, "device");
+      } catch (const FormatError&) {
+      }
+      if (!chosen) {
+        CHECK(listed.targets.empty());
+        continue;
+      }
+      const std::string target =
+          chosen->entry.target.empty() ? inspect_code_object(image).targets.at(0).target : chosen->entry.target;
+      CHECK(runs_on(chosen->entry.format, target, device));
+      bool listed_chosen = false;
+      for (const auto& t : listed.targets) listed_chosen |= t.target == target && t.offset == chosen->entry.offset;
+      CHECK(listed_chosen);
+      // Everything the file holds that runs_on refuses is left out.
+      for (const auto& t : inspect_code_object(image).targets)
+        if (!runs_on(t.format, t.target, device))
+          for (const auto& l : listed.targets) CHECK_FALSE((l.target == t.target && l.offset == t.offset));
+    }
+  }
+}
 #endif
+
 
 TEST_CASE("formats containers: a host ELF that is neither lrrt's nor carrying GPU code says so") {
   // lrrt's own host kernel library still reads as one.

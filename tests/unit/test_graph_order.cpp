@@ -313,10 +313,6 @@ void check_negative_controls(const std::string& backend) {
   }
 }
 
-std::string error_kernels_file(const std::string& backend) {
-  return backend == "host" ? std::string(LRRT_TEST_ERROR_KERNELS) : std::string();
-}
-
 }  // namespace
 
 TEST_CASE("graph order: an RMW chain with one edge dropped is wrong in the worst order, right without the drop") {

@@ -14,10 +14,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -61,10 +63,7 @@ std::string expected_lowering(const std::string& backend) {
 }
 
 // The test kernels (tests/kernels) nvcc built next to the host library.
-std::string cuda_error_kernels() {
-  std::string path = LRRT_TEST_ERROR_KERNELS;
-  return path.substr(0, path.size() - std::string(".host.so").size()) + ".ptx";
-}
+std::string cuda_error_kernels() { return error_kernels_file("cuda"); }
 
 // A device, its kernels and a way to hold the default queue back.
 struct Setup {
@@ -98,7 +97,7 @@ class Gate {
     std::memset(flag_.data(), 0, 64);
     if (spins()) {
       module_ = std::make_unique<lrrt::Module>(
-          s.device, read_file(s.backend == "cuda" ? cuda_error_kernels() : std::string(LRRT_TEST_ERROR_KERNELS)));
+          s.device, read_file(error_kernels_file(s.backend)));
       spin_ = module_->kernel("spin_forever");
     }
   }
@@ -161,6 +160,50 @@ bool has_edge(const nlohmann::json& plan, uint32_t from, uint32_t to) {
 }
 
 }  // namespace
+
+TEST_CASE("graph replay: the kernels come from LRRT_TEST_KERNEL_DIR and LRRT_CTS_TEST_KERNEL_DIR when set, as in every GPU test") {
+  // Before the fix the replay tests read the folders baked in at configure
+  // time: a build run from another folder (the GPU machine) found none.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("lrrt-kernel-dir-" + std::to_string(rng()()));
+  fs::create_directories(dir / "kernels");
+  fs::create_directories(dir / "test-kernels");
+  const std::string kernels = kernel_dir(), tests = test_kernel_dir();  // the build's, before the variables
+  // Files that tell where they were read from: vector_add's library under
+  // saxpy's name, saxpy's under the error kernels' name.
+  fs::copy_file(kernels + "/vector_add.host.so", dir / "kernels" / "saxpy.host.so");
+  fs::copy_file(kernels + "/saxpy.host.so", dir / "test-kernels" / "error_kernels.host.so");
+  auto set = [](const char* name, const std::optional<std::string>& value) {
+    if (value) setenv(name, value->c_str(), 1);
+    else unsetenv(name);
+  };
+  auto old = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto old_kernels = old("LRRT_TEST_KERNEL_DIR"), old_tests = old("LRRT_CTS_TEST_KERNEL_DIR");
+  set("LRRT_TEST_KERNEL_DIR", (dir / "kernels").string());
+  set("LRRT_CTS_TEST_KERNEL_DIR", (dir / "test-kernels").string());
+  {
+    lrrt::Runtime runtime;
+    auto device = lrrt::Device::select("host");
+    CHECK(kernel_file("host", "saxpy") == (dir / "kernels" / "saxpy.host.so").string());
+    CHECK(error_kernels_file() == (dir / "test-kernels" / "error_kernels.host.so").string());
+    CHECK(error_kernels_file("cuda") == (dir / "test-kernels" / "error_kernels.ptx").string());
+    lrrt::Module from_kernel_dir(device, read_file(kernel_file("host", "saxpy")));
+    CHECK_NOTHROW((void)from_kernel_dir.kernel("vector_add_f32"));
+    lrrt::Module from_test_dir(device, read_file(error_kernels_file()));
+    CHECK_NOTHROW((void)from_test_dir.kernel("saxpy"));
+  }
+  set("LRRT_TEST_KERNEL_DIR", old_kernels);
+  set("LRRT_CTS_TEST_KERNEL_DIR", old_tests);
+  fs::remove_all(dir);
+  // Unset (or empty), the build's folders.
+  set("LRRT_TEST_KERNEL_DIR", std::string());
+  CHECK(kernel_dir() == std::string(LRRT_TEST_KERNEL_DIR));
+  set("LRRT_TEST_KERNEL_DIR", old_kernels);
+  CHECK(tests == (old_tests && !old_tests->empty() ? *old_tests : fs::path(LRRT_TEST_ERROR_KERNELS).parent_path().string()));
+}
 
 TEST_CASE("graph replay: a 1000-step saxpy chain gives y0 + 1000*a*x, replayed and eager") {
   point_hsa_at_standin();

@@ -82,7 +82,7 @@ struct Setup {
   Standin standin;
   static lrrt::Runtime start() {
     setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
-    setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_TEST_KERNEL_DIR, 1);
+    setenv("LRRT_HSA_STANDIN_KERNEL_DIR", lrrt::test::kernel_dir().c_str(), 1);
     setenv("LRRT_WAIT_TIMEOUT_MS", "20000", 1);
     return lrrt::Runtime();
   }

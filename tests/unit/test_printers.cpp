@@ -18,6 +18,7 @@
 #include "tool/compare_core.hpp"
 #include "tool/meta.hpp"
 #include "result_documents.hpp"
+#include "lrrt/bundle/text.hpp"
 #include "tool/printers/printer.hpp"
 #include "tool/printers/text_width.hpp"
 
@@ -384,4 +385,47 @@ TEST_CASE("printers: terminal tables align their columns") {
   CHECK(compare_text.find("REGRESSION") != std::string::npos);
   CHECK(compare_text.find("1 measurement(s) only in base") != std::string::npos);
   for (const auto& line : lines_of(compare_text)) CHECK(line.rfind("|", 0) != 0);
+}
+
+TEST_CASE("printers: names that are not UTF-8 print as \\xNN in every format, and the JSON parses back") {
+  // Before json_text the json printer threw nlohmann's type_error 316 on
+  // such a name (lrrt inspect: exit 3).
+  std::mt19937 rng(std::random_device{}());
+  const unsigned seed = rng();
+  CAPTURE(seed);
+  std::mt19937 gen(seed);
+  std::vector<std::string> names = {std::string("s\xff" "p"), std::string("\xc0\xaf"), std::string("ok\xe2\x82"),
+                                    "plain", "caf\xc3\xa9"};
+  for (int i = 0; i < 20; ++i) {
+    std::string raw(std::uniform_int_distribution<size_t>(1, 24)(gen), '\0');
+    for (char& c : raw) c = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(gen));
+    names.push_back(raw);
+  }
+  CHECK(lrrt::bundle::escape_invalid_utf8(names[0]) == "s\\xffp");
+  CHECK(lrrt::bundle::escape_invalid_utf8("caf\xc3\xa9") == "caf\xc3\xa9");  // valid text unchanged
+  for (const auto& raw : names) {
+    CAPTURE(lrrt::bundle::printable(raw));
+    json target{{"target", "x86_64"}, {"format", "host-so"}, {"offset", 0}, {"size", 1},
+                {"kernels", json::array({{{"name", raw}, {"symbol", raw}, {"has_arg_layout", true},
+                                          {"args", json::array({{{"index", 0}, {"offset", 0}, {"size", 8},
+                                                                 {"kind", "by_value"}, {"name", raw}}})}}})}};
+    json doc{{"kind", "inspect"}, {"lrrt_results", 1},
+             {"objects", json::array({{{"file", raw + ".so"}, {"format", "host-so"}, {"size", 1},
+                                       {"targets", json::array({target})}}})},
+             {"meta", {{"argv", json::array({"lrrt", raw})}, {raw, 1}}}};
+    const std::string shown = lrrt::bundle::escape_invalid_utf8(raw);
+    CHECK(lrrt::bundle::is_valid_utf8(shown));
+    const json back = json::parse(lrrt::tool::printers::json_text(doc));
+    CHECK(back["objects"][0]["targets"][0]["kernels"][0]["name"] == shown);
+    CHECK(back["objects"][0]["targets"][0]["kernels"][0]["args"][0]["name"] == shown);
+    CHECK(back["objects"][0]["file"] == shown + ".so");
+    CHECK(back["meta"]["argv"][1] == shown);
+    CHECK(back["meta"].contains(shown));  // keys too
+    for (const auto& format : lrrt::tool::printers::formats()) {
+      CAPTURE(format);
+      const std::string text = render(doc, format);
+      CHECK(lrrt::bundle::is_valid_utf8(text));
+      if (format == "json") CHECK(json::parse(text) == back);
+    }
+  }
 }

@@ -4,6 +4,7 @@
 // what only the ABI or the host backend does.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -154,7 +155,7 @@ TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, an
     lrrt::launch(recurse, config, RecurseArgs{out.data(), uint64_t(1) << 40});
     std::string message;
     CHECK(lrrt::test::status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
-    CHECK_MESSAGE(message.find("'recurse_deep' faulted") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("'recurse_deep' faulted: stack overflow") != std::string::npos, message);
     CHECK_MESSAGE(message.find("Segmentation fault") != std::string::npos, message);
     // The device still runs kernels, on the same threads: a depth that fits
     // gives the right sums (the check that can fail: poisoned outputs).
@@ -166,6 +167,115 @@ TEST_CASE("host backend: a kernel that overflows its stack is a kernel fault, an
     lrrt::copy_to_host(got, out);
     for (uint32_t g = 0; g < groups; ++g) CHECK(got[g] == recursion_sum(depth));
   }
+}
+
+namespace {
+
+struct RecurseFramesArgs {
+  void* out;
+  uint64_t depth;
+  uint64_t frame_bytes;
+};
+
+struct SignalArgs {
+  int32_t signo;
+  uint32_t pad;
+  uint64_t address;
+};
+
+struct SignalBlockedArgs {
+  void* out;
+  int32_t signo;
+};
+
+}  // namespace
+
+TEST_CASE("host backend: a kernel whose frames jump a guard page (64 KiB, 1 MiB, 8 MiB) is a stack overflow, and nothing else is harmed") {
+  // Before kernel stacks, the 1 MiB and 8 MiB frames stepped over the
+  // thread stack's one guard page into other mappings: the process died of
+  // SIGSEGV (or wrote over another thread's stack).
+  std::mt19937_64 rng(std::random_device{}());
+  lrrt::Runtime runtime;
+  auto device = lrrt::Device::select("host");
+  lrrt::Module module(device, lrrt::test::read_file(LRRT_TEST_ERROR_KERNELS));
+  lrrt::Kernel recurse = module.kernel("recurse_frames");
+  // A buffer the kernels never touch: it must come through unchanged.
+  std::vector<uint64_t> bystander(4096);
+  for (auto& v : bystander) v = rng();
+  lrrt::DeviceBuffer kept(device, bystander.size() * sizeof(uint64_t));
+  lrrt::copy_to_device(kept, bystander);
+  for (const uint64_t frame : {uint64_t(64) << 10, uint64_t(1) << 20, uint64_t(8) << 20}) {
+    CAPTURE(frame);
+    const uint32_t groups = std::uniform_int_distribution<uint32_t>(1, 8)(rng);
+    CAPTURE(groups);
+    lrrt::DeviceBuffer out(device, groups * sizeof(uint64_t));
+    const std::vector<uint64_t> poison(groups, 0xDEADBEEFDEADBEEFull);
+    lrrt::copy_to_device(out, poison);
+    const lr_launch_config_t config{{groups, 1, 1}, {1, 1, 1}, 0};
+    lrrt::launch(recurse, config, RecurseFramesArgs{out.data(), uint64_t(1) << 40, frame});
+    std::string message;
+    CHECK(lrrt::test::status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("kernel 'recurse_frames' faulted: stack overflow") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("8 MiB stack") != std::string::npos, message);
+    // The same frames, as deep as fits in half the stack: right sums on
+    // every workgroup (the check that can fail: poisoned outputs).
+    const uint64_t fits = (uint64_t(4) << 20) / frame;
+    if (fits >= 1) {
+      const uint64_t depth = std::uniform_int_distribution<uint64_t>(0, fits - 1)(rng);
+      CAPTURE(depth);
+      lrrt::copy_to_device(out, poison);
+      lrrt::launch(recurse, config, RecurseFramesArgs{out.data(), depth, frame});
+      device.synchronize();
+      std::vector<uint64_t> got(groups);
+      lrrt::copy_to_host(got, out);
+      for (uint32_t g = 0; g < groups; ++g) CHECK(got[g] == recursion_sum(depth));
+    }
+  }
+  std::vector<uint64_t> after(bystander.size());
+  lrrt::copy_to_host(after, kept);
+  CHECK(after == bystander);
+}
+
+TEST_CASE("host backend: a kernel that blocks a signal and faults leaves the thread's signal mask as it was") {
+  // Before the fix the jump back kept the mask of the moment of the fault
+  // (sigsetjmp(jump, 0)): SIGUSR2 stayed blocked on the queue's thread.
+  lrrt::Runtime runtime;
+  auto device = lrrt::Device::select("host");
+  lrrt::Module module(device, lrrt::test::read_file(LRRT_TEST_ERROR_KERNELS));
+  lrrt::Kernel block_and_fault = module.kernel("block_signal_then_fault");
+  lrrt::Kernel blocked = module.kernel("signal_blocked");
+  std::mt19937 rng(std::random_device{}());
+  for (const uint32_t groups : {1u, std::uniform_int_distribution<uint32_t>(2, 64)(rng)}) {
+    CAPTURE(groups);
+    const lr_launch_config_t config{{groups, 1, 1}, {1, 1, 1}, 0};
+    lrrt::launch(block_and_fault, config, SignalArgs{SIGUSR2, 0, 8});
+    std::string message;
+    CHECK(lrrt::test::status_of([&] { device.synchronize(); }, &message) == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find("'block_signal_then_fault' faulted") != std::string::npos, message);
+    // Every thread that ran a workgroup of it runs these: none has SIGUSR2
+    // blocked. The kernel can report it: a poisoned buffer shows it ran.
+    lrrt::DeviceBuffer out(device, groups * sizeof(uint32_t));
+    lrrt::copy_to_device(out, std::vector<uint32_t>(groups, 7));
+    lrrt::launch(blocked, config, SignalBlockedArgs{out.data(), SIGUSR2});
+    device.synchronize();
+    std::vector<uint32_t> got(groups);
+    lrrt::copy_to_host(got, out);
+    for (uint32_t g = 0; g < groups; ++g) CHECK_MESSAGE(got[g] == 0, "workgroup ", g);
+  }
+  // The check can fail: a kernel that blocks SIGUSR2 and returns leaves it
+  // blocked on its thread (one workgroup runs on the queue's thread), and
+  // the reader sees it.
+  lrrt::DeviceBuffer word(device, 64);
+  const lr_launch_config_t one{{1, 1, 1}, {1, 1, 1}, 0};
+  lrrt::launch(block_and_fault, one, SignalArgs{SIGUSR2, 0, reinterpret_cast<uint64_t>(word.data())});
+  device.synchronize();
+  lrrt::DeviceBuffer out(device, sizeof(uint32_t));
+  lrrt::copy_to_device(out, std::vector<uint32_t>{7});
+  lrrt::launch(blocked, one, SignalBlockedArgs{out.data(), SIGUSR2});
+  device.synchronize();
+  std::vector<uint32_t> got(1);
+  lrrt::copy_to_host(got, out);
+  CHECK(got[0] == 1);
 }
 
 TEST_CASE("host backend: device memory ends at a guard page, with a canary in the slack before it") {

@@ -19,4 +19,13 @@ std::string printable(std::string_view text, size_t max_bytes = 200);
 // names from inputs. Text with nothing unsafe comes back unchanged.
 std::string terminal_safe(std::string_view text);
 
+// Only the bytes that are not valid UTF-8 become \xNN (the escape the two
+// above use), everything else stays: for JSON, whose strings must be UTF-8
+// and which escapes control characters itself. A name read from a code
+// object as the bytes 73 ff 00 prints as "s\xff" in JSON, tables, CSV and
+// messages alike (docs/code-objects.md). Valid text comes back unchanged.
+std::string escape_invalid_utf8(std::string_view text);
+// Whether the text is valid UTF-8 (no overlong forms, no surrogates).
+bool is_valid_utf8(std::string_view text);
+
 }  // namespace lrrt::bundle

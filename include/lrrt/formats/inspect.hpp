@@ -20,6 +20,7 @@
 #include "lrrt/formats/error.hpp"
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/kernel.hpp"
+#include "lrrt/formats/select.hpp"
 
 namespace lrrt::formats {
 
@@ -67,7 +68,11 @@ struct Inspection {
 // `kernel` says yes. A target none of whose kernels pass is left out when a
 // kernel filter is given. Entries a filter leaves out are not decoded.
 struct InspectFilter {
-  std::string target;  // "" for all
+  std::string target;  // "" for all; else exactly this target (target_matches)
+  // Only entries the entry choice could take for this device (runs_on in
+  // select.hpp): an sm_90 device runs sm_90a and sm_90 SASS and PTX up to
+  // compute_90.
+  std::optional<DeviceTarget> runs_on;
   std::function<bool(std::string_view)> kernel;  // empty for all
 };
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +40,22 @@ std::vector<Selection> select_parts_for_amdgpu(std::span<const std::byte> image,
 // with kernels, each from its best entry for the device: ..." (container:
 // "fatbins", "bundles").
 std::string describe_parts(const std::vector<Selection>& parts, std::string_view container);
+// A device as `lrrt inspect --runs-on` names it: an NVIDIA device's SM
+// ("sm_90") or an AMD agent's target ID ("gfx90a", "gfx90a:sramecc+:xnack-";
+// a feature left out matches either setting).
+struct DeviceTarget {
+  std::string name;                    // as given
+  uint32_t cuda_sm = 0;                // NVIDIA: 90 for sm_90 (0 for AMD)
+  std::optional<amdgpu::TargetId> agent;  // AMD
+};
+// FormatError saying what it takes when `text` names no device.
+DeviceTarget parse_device_target(std::string_view text);
+// Whether the entry choice above could take code of this format and target
+// ("sm_90a", "compute_90", "gfx90a:xnack+") for the device: the same rules,
+// entry by entry (select_for_amdgpu / select_parts_for_cuda use it). Host
+// code never runs on a GPU device.
+bool runs_on(Format format, std::string_view target, const DeviceTarget& device);
+
 // The first part select_parts_for_cuda chooses.
 Selection select_for_cuda(std::span<const std::byte> image, uint32_t device_sm, std::string_view device);
 // A library holds one fatbin per translation unit, each with its own

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "error.hpp"
+#include "host_dispatch.hpp"
 #include "host_event.hpp"
 #include "host_executable.hpp"
 #include "host_graph.hpp"
@@ -75,7 +76,10 @@ uint64_t physical_memory_bytes() {
 
 }  // namespace
 
-HostDevice::HostDevice() : pool_(core_count(), kPoolSpin) {
+// The pool's workers run kernel code: each starts with its kernel stack
+// (start_kernel_thread), so a pool that runs out of address space is smaller
+// with every worker able to run kernels.
+HostDevice::HostDevice() : pool_(core_count(), kPoolSpin, start_kernel_thread) {
   properties_.backend = "host";
   properties_.name = cpu_model_name();
   properties_.arch = host_arch();

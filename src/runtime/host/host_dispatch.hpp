@@ -8,10 +8,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "backend.hpp"
 #include "host_memory.hpp"
@@ -24,6 +26,14 @@ class HostKernel;
 
 // Installs the fault handlers once per process (idempotent).
 void install_fault_handlers();
+
+// Starts a thread that will run kernel code, with its kernel stack (an 8 MiB
+// stack above a 64 MiB PROT_NONE guard, host_dispatch.cpp) mapped first:
+// lrrt::Error(LR_ERROR_OUT_OF_MEMORY) when the address space is not there,
+// std::system_error when the thread cannot start. The pool's workers and the
+// queues' threads start this way; any other thread gets its kernel stack the
+// first time it runs a kernel.
+std::thread start_kernel_thread(std::function<void()> body);
 
 class HostDispatch {
  public:

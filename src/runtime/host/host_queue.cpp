@@ -15,9 +15,9 @@ namespace lrrt::rt::host {
 HostQueue::HostQueue(HostDevice& device) : device_(device) {
   install_fault_handlers();
   try {
-    worker_ = std::thread([this] { worker_main(); });
-  } catch (const std::system_error& e) {
-    // RLIMIT_NPROC, or no address space for the thread's stack.
+    worker_ = start_kernel_thread([this] { worker_main(); });
+  } catch (const std::exception& e) {
+    // RLIMIT_NPROC, or no address space for the thread's stacks.
     LRRT_THROW(LR_ERROR_RUNTIME, "cannot start a host queue's worker thread: {} (the device's pool has {} threads)",
                e.what(), device.pool().threads());
   }

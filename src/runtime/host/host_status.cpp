@@ -20,6 +20,12 @@ void throw_errno(int error, lr_status_t status, std::string_view what, const cha
 
 void throw_kernel_fault(const std::string& kernel, const KernelFault& fault,
                         const lrrt_host_dispatch_state_t& dispatch, std::string_view detail) {
+  if (fault.signal && fault.stack_overflow)
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT,
+               "kernel '{}' faulted: stack overflow ({} at address {}, below the end of its {} MiB stack: a frame "
+               "too large or recursion too deep) in workgroup {}",
+               kernel, strsignal(fault.signal), fault.address, fault.stack_bytes >> 20,
+               workgroup_coords(dispatch, fault.workgroup));
   if (fault.signal)
     LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' faulted: {} at address {} in workgroup {}{}{}", kernel,
                strsignal(fault.signal), fault.address, workgroup_coords(dispatch, fault.workgroup),

@@ -4,6 +4,7 @@
 // GPU backends' check macros without their symbol table (libc is linked).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,6 +23,8 @@ struct KernelFault {
   void* address = nullptr;  // where the signal hit
   int code = 0;             // non-zero return code of the entry
   uint64_t workgroup = 0;   // linear workgroup index
+  bool stack_overflow = false;  // the signal came from the kernel running off its stack
+  size_t stack_bytes = 0;       // the size of that stack
   bool failed() const { return signal || code; }
 };
 

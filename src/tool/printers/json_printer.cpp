@@ -6,7 +6,7 @@ namespace {
 
 class JsonPrinter final : public Printer {
  public:
-  void print(const nlohmann::json& doc, std::ostream& os) const override { os << doc.dump(2) << "\n"; }
+  void print(const nlohmann::json& doc, std::ostream& os) const override { os << json_text(doc) << "\n"; }
 };
 
 }  // namespace

@@ -31,6 +31,12 @@ const std::vector<std::string>& formats();
 std::unique_ptr<Printer> make_printer(const std::string& format);
 // The document in a format, as text.
 std::string render(const nlohmann::json& doc, const std::string& format);
+// The one way lrrt writes JSON (the json printer, lrrt inspect's stream):
+// indented like the json printer. A string or key that is not valid UTF-8
+// (a kernel name from a code object, a file name from the OS; JSON strings
+// must be UTF-8) has each invalid byte written as the text \xNN, as tables,
+// CSV and messages show it (bundle::escape_invalid_utf8).
+std::string json_text(const nlohmann::json& doc, int indent = 2);
 
 }  // namespace lrrt::tool::printers
 
