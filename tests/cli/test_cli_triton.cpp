@@ -62,7 +62,7 @@ TEST_CASE("init: the manifest lrrt init writes for a host library runs as writte
   CHECK(json::parse(out.out).at("kernel") == "saxpy");
 }
 
-TEST_CASE("init: several kernels and no --kernel lists them (exit 2); --kernel picks one") {
+TEST_CASE("init: several kernels and no --kernel lists them (exit 2), --kernel picks one") {
   TempDir dir;
   const Result r = run_lrrt(dir, {"init", LRRT_CLI_ERROR_KERNELS});
   CHECK(r.rc == 2);
