@@ -219,18 +219,34 @@ TEST_CASE("triton: a manifest's bad Triton arguments or launch are exit 2 naming
 }
 
 #if defined(LRRT_CLI_HSA_STANDIN)
-TEST_CASE("init: a Triton gfx1100 entry's manifest runs as written on the hsa stand-in") {
-  TempDir dir;
-  setenv("LRRT_HSA_LIBRARY", LRRT_CLI_HSA_STANDIN, 1);
-  setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_CLI_TEST_KERNEL_DIR, 1);  // triton_standin.host.so
-  const Result init = run_lrrt(dir, {"init", (kTritonEntries / "gfx1100" / "add_kernel").string(), "-o",
-                                     (dir / "add.json").string()});
-  REQUIRE_MESSAGE(init.rc == 0, init.err);
-  const Result r = run_lrrt(dir, {"run", "--backend", "hsa", "--format", "json", "-q", "-o", (dir / "out.json").string(),
-                                  (dir / "add.json").string()});
-  unsetenv("LRRT_HSA_LIBRARY");
-  unsetenv("LRRT_HSA_STANDIN_KERNEL_DIR");
-  CHECK_MESSAGE(r.rc == 0, r.err);
-  CHECK(fs::exists(dir / "out.json"));
+TEST_CASE("init: a Triton AMD entry's manifest runs as written on the hsa stand-in, layout checked") {
+  // gfx1100 add_kernel (wave32, fp32); gfx942 mixed_kernel (wave64, an fp16
+  // and an fp64 scalar): the stand-in runs tests/kernels/triton_standin.cpp.
+  struct Case {
+    const char* target;
+    const char* kernel;
+    uint64_t kernarg_bytes;  // the hsaco's explicit arguments plus the two scratch pointers
+    uint32_t block;
+  };
+  for (const Case& c : {Case{"gfx1100", "add_kernel", 48, 128}, Case{"gfx942", "mixed_kernel", 56, 128}}) {
+    CAPTURE(c.kernel);
+    TempDir dir;
+    setenv("LRRT_HSA_LIBRARY", LRRT_CLI_HSA_STANDIN, 1);
+    setenv("LRRT_HSA_STANDIN_ISA", c.target, 1);
+    setenv("LRRT_HSA_STANDIN_KERNEL_DIR", LRRT_CLI_TEST_KERNEL_DIR, 1);  // triton_standin.host.so
+    const Result init =
+        run_lrrt(dir, {"init", (kTritonEntries / c.target / c.kernel).string(), "-o", (dir / "m.json").string()});
+    const Result r = run_lrrt(dir, {"run", "--backend", "hsa", "--format", "json", "-q", "-o",
+                                    (dir / "out.json").string(), (dir / "m.json").string()});
+    unsetenv("LRRT_HSA_LIBRARY");
+    unsetenv("LRRT_HSA_STANDIN_ISA");
+    unsetenv("LRRT_HSA_STANDIN_KERNEL_DIR");
+    REQUIRE_MESSAGE(init.rc == 0, init.err);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const json run = json::parse(read_text(dir / "out.json")).at("runs").at(0);
+    CHECK(run.at("kernargs").at("layout_checked") == true);
+    CHECK(run.at("kernargs").at("bytes") == c.kernarg_bytes);
+    CHECK(run.at("launch").at("workgroup_size").at(0) == c.block);
+  }
 }
 #endif

@@ -14,3 +14,14 @@ LRRT_KERNEL(add_kernel, (const float*, x_ptr), (const float*, y_ptr), (float*, o
     if (i < (uint64_t)(n < 0 ? 0 : n)) out_ptr[i] = x_ptr[i] + y_ptr[i];
   }
 }
+
+// mixed_kernel of the AMD entries: an fp16 scale (its bits) and an fp64 bias,
+// the unit stride and `one` specialised away. Copies x to out (fp16 bits):
+// enough to run the layout end to end.
+LRRT_KERNEL(mixed_kernel, (const uint16_t*, x_ptr), (uint16_t*, out_ptr), (uint16_t, scale), (double, bias), (int32_t, n),
+            (void*, global_scratch), (void*, profile_scratch)) {
+  LRRT_FOR_EACH_THREAD {
+    const uint64_t i = LRRT_GLOBAL_ID_X;
+    if (i < (uint64_t)(n < 0 ? 0 : n)) out_ptr[i] = x_ptr[i];
+  }
+}
