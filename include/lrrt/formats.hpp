@@ -15,3 +15,4 @@
 #include "lrrt/formats/container.hpp"       // the entries a file holds
 #include "lrrt/formats/select.hpp"          // the entry for a device, and why
 #include "lrrt/formats/inspect.hpp"         // what `lrrt inspect` reports
+#include "lrrt/formats/triton.hpp"          // Triton cache entries

@@ -274,6 +274,21 @@ LRRT_API lr_status_t lr_module_kernel_name(lr_module_t *module, uint32_t index,
  * how much to allocate). */
 LRRT_API lr_status_t lr_module_source(lr_module_t *module, char *text, size_t *size);
 
+/* Triton cache entries (docs/triton.md). Reads the entry at `path` (its
+ * folder or its <name>.json) and writes a JSON description: name, backend
+ * ("cuda"/"hsa"), arch, warp_size, num_warps, block, shared, binary (the
+ * code object's path), signature (Triton's AOT notation), params [{name,
+ * type, pointer, divisibility, size, aot}] and hidden [{name, size, align,
+ * per_program_factor}] (the scratch pointers lrrt appends: null when size is
+ * 0, else per_program_factor x size bytes per program). Needs no device and
+ * no lr_init. LR_ERROR_INVALID_IMAGE: not an entry lrrt launches faithfully
+ * (the message names the file and field). *size as for lr_module_source. */
+LRRT_API lr_status_t lr_triton_describe(const char *path, char *json, size_t *size);
+/* The same from the metadata JSON and IR texts, as an in-process compiled
+ * kernel holds them ("binary" is then ""). */
+LRRT_API lr_status_t lr_triton_describe_texts(const char *metadata_json, const char *ir_text,
+                                              char *json, size_t *size);
+
 /* Kernel handles are owned by their module. LR_ERROR_NOT_SUPPORTED: the
  * kernel needs a runtime service the backend does not provide (hsa: a
  * hostcall buffer, a device heap, device-side enqueue, ...; the message names

@@ -322,6 +322,18 @@ class Module {
 };
 
 // Launches with raw packed argument bytes.
+// A Triton cache entry (its folder or <name>.json) described as JSON
+// (lr_triton_describe; docs/triton.md). Needs no device.
+inline std::string triton_describe(const std::string& path) {
+  size_t size = 0;
+  if (lr_triton_describe(path.c_str(), nullptr, &size) != LR_ERROR_INVALID_ARGUMENT || size == 0)
+    check(lr_triton_describe(path.c_str(), nullptr, &size), "lr_triton_describe");
+  std::string text(size, '\0');
+  check(lr_triton_describe(path.c_str(), text.data(), &size), "lr_triton_describe");
+  text.resize(size ? size - 1 : 0);
+  return text;
+}
+
 inline void launch(const Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args) {
   check(lr_launch(kernel.get(), &config, args.data(), args.size()), "lr_launch");
 }

@@ -17,7 +17,7 @@ KernargLayout layout_kernargs(const std::vector<ArgSpec>& args) {
     const ArgSpec& a = args[i];
     ArgSlot s;
     s.size = a.size();
-    s.pointer = a.kind == ArgSpec::Kind::Buffer;
+    s.pointer = a.kind == ArgSpec::Kind::Buffer || a.null_pointer;
     const uint32_t align = a.align();
     if (a.offset) {
       if (*a.offset % align != 0)

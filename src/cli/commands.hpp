@@ -22,6 +22,7 @@ void register_inspect(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_compare(CLI::App& app);
 void register_plan(CLI::App& app);
+void register_init(CLI::App& app);
 
 void set_exit_code(int code);
 int exit_code();

@@ -21,6 +21,7 @@
 #include "lrrt/formats/error.hpp"
 #include "lrrt/formats/format.hpp"
 #include "lrrt/formats/inspect.hpp"
+#include "lrrt/formats/triton.hpp"
 #include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
 #include "tool/inspect_doc.hpp"
@@ -171,14 +172,52 @@ class InspectStream {
 
 // Reads one file: its targets go to `stream` as they are read, or are
 // collected into the returned object (stream null).
+// A Triton cache entry's facts, first in each of its binary's targets: the
+// signature as Triton's launcher is called (AOT notation) and the launch.
+std::vector<formats::Fact> inspect_triton_facts(const formats::TritonEntry& e) {
+  std::string call;
+  for (const auto& p : e.params) call += (call.empty() ? "" : ", ") + p.name;
+  std::string hidden;
+  for (const auto& h : e.hidden)
+    hidden += fmt::format("{}{} ({})", hidden.empty() ? "" : ", ", h.name,
+                          h.size ? fmt::format("{} bytes per program", h.size) : std::string("null"));
+  return {{"triton_version", e.triton_version},
+          {"triton_signature", e.signature()},
+          {"triton_call", fmt::format("{}[grid]({})", e.name, call)},
+          {"triton_hidden", hidden},
+          {"num_warps", uint64_t(e.num_warps)},
+          {"warp_size", uint64_t(e.warp_size)},
+          {"block", uint64_t(e.block())},
+          {"shared", uint64_t(e.shared)}};
+}
+
 json inspect_file(const std::string& path, const formats::InspectFilter& filter, InspectStream* stream) {
-  std::vector<std::byte> bytes = read_input(path);
+  std::optional<formats::TritonEntry> triton;
+  if (formats::is_triton_entry(path)) {
+    try {
+      triton = formats::read_triton_entry(path);
+    } catch (const formats::FormatError& e) {
+      throw tool::InputError(e.what());
+    }
+  }
+  std::vector<std::byte> bytes = read_input(triton ? triton->binary_path.string() : path);
   json header{{"file", path}, {"format", formats::format_name(formats::file_format(bytes))}, {"size", bytes.size()}};
+  std::vector<formats::Fact> triton_facts;
+  if (triton) {
+    header["format"] = fmt::format("triton-{}", header["format"].get<std::string>());
+    header["binary"] = triton->binary_path.string();
+    header["triton"] = json::parse(formats::triton_entry_json(*triton));
+    triton_facts = inspect_triton_facts(*triton);
+  }
+  auto with_triton = [&](formats::InspectedTarget& t) -> formats::InspectedTarget& {
+    t.facts.insert(t.facts.begin(), triton_facts.begin(), triton_facts.end());
+    return t;
+  };
   formats::Inspection inspection;
   try {
     if (stream) {
       stream->begin_file(header);
-      inspection = formats::inspect_code_object(bytes, filter, [&](formats::InspectedTarget&& t) { stream->target(tool::inspect_target_json(t)); });
+      inspection = formats::inspect_code_object(bytes, filter, [&](formats::InspectedTarget&& t) { stream->target(tool::inspect_target_json(with_triton(t))); });
       stream->end_file();
     } else {
       inspection = formats::inspect_code_object(bytes, filter);
@@ -187,7 +226,7 @@ json inspect_file(const std::string& path, const formats::InspectFilter& filter,
     throw tool::InputError(fmt::format("{}: {}", path, e.what()));
   }
   json targets = json::array();
-  for (const auto& t : inspection.targets) targets.push_back(tool::inspect_target_json(t));
+  for (auto& t : inspection.targets) targets.push_back(tool::inspect_target_json(with_triton(t)));
   header["targets"] = std::move(targets);
   return header;
 }
@@ -217,7 +256,8 @@ void register_inspect(CLI::App& app) {
       "inspect", "Show what code objects hold: targets, kernels, argument layout (reads files only)");
   sub->add_option("files", request->files,
                   "HSACO, clang offload bundle (compressed or not), cubin, fatbin, PTX, host kernel library (.so), "
-                  "or an executable or library carrying GPU code (.hip_fatbin, .nv_fatbin); several allowed")
+                  "an executable or library carrying GPU code (.hip_fatbin, .nv_fatbin), or a Triton cache entry (its folder "
+                  "or <name>.json); several allowed")
       ->required();
   sub->add_option("--target", request->target,
                   "List only entries built for exactly this target: sm_90 lists sm_90 code, not sm_90a nor "
@@ -241,6 +281,7 @@ Examples:
   lrrt inspect build/kernels/saxpy.gfx1100.hsaco
   lrrt inspect build/kernels/saxpy.bundle.hsaco --format json | jq '.objects[].targets[].target'
   lrrt inspect build/kernels/saxpy.sm_90.cubin build/kernels/saxpy.host.so
+  lrrt inspect ~/.triton/cache/<hash>/add_kernel.json      (Triton: signature as the launcher calls it)
   lrrt inspect /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a --kernel 'xorwow'
   lrrt inspect /usr/local/cuda/lib64/libcublas.so.13 --target sm_90 --kernel gemm --format csv
   lrrt inspect libtorch_cuda.so --runs-on sm_90          # sm_90a and sm_90 cubins, PTX for the JIT)");

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   lrrt::cli::register_bench(app);
   lrrt::cli::register_compare(app);
   lrrt::cli::register_plan(app);
+  lrrt::cli::register_init(app);
 
   try {
     lrrt::cli::apply_default_timeout();  // before parsing: --timeout overrides it

@@ -318,7 +318,8 @@ uint64_t parse_count(std::string_view digits) {
   return n;
 }
 
-// One ".param ..." declaration: ".param .u64 .ptr.global.align 1 name" or
+// One ".param ..." declaration: ".param .u64 .ptr.global.align 1 name",
+// ".param .u64 .ptr .global .align 1 name" or
 // ".param .align 8 .b8 name[16]".
 ImageParam parse_ptx_param(std::string_view decl) {
   ImageParam p;
@@ -336,7 +337,9 @@ ImageParam parse_ptx_param(std::string_view decl) {
     std::string_view word = words[w];
     if (word == ".param") continue;
     if (word == ".align" && w + 1 < words.size()) {
-      p.align = static_cast<uint32_t>(parse_count(words[w + 1]));
+      // After .ptr, .align is the pointee's alignment (".ptr .global .align
+      // 1", as Triton writes), not the parameter's.
+      if (!p.pointer) p.align = static_cast<uint32_t>(parse_count(words[w + 1]));
       ++w;
     } else if (word.starts_with(".ptr")) {
       p.pointer = true;

@@ -9,6 +9,7 @@
 #include "graph/handles.hpp"
 #include "lrrt/formats/error.hpp"
 #include "lrrt/formats/kernel.hpp"
+#include "lrrt/formats/triton.hpp"
 #include "lrrt/lrrt.h"
 #include "runtime.hpp"
 #include "staging.hpp"
@@ -526,6 +527,35 @@ lr_status_t lr_module_source(lr_module_t* module, char* text, size_t* size) {
     if (source.size() + 1 > capacity)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the source needs {} bytes, the buffer has {}", source.size() + 1, capacity);
     copy_string(text, capacity, source);
+  });
+}
+
+namespace {
+void copy_out_text(const std::string& text, char* out, size_t* size) {
+  const size_t capacity = *size;
+  *size = text.size() + 1;
+  require(out, "json");
+  if (text.size() + 1 > capacity)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the description needs {} bytes, the buffer has {}", text.size() + 1, capacity);
+  copy_string(out, capacity, text);
+}
+}  // namespace
+
+lr_status_t lr_triton_describe(const char* path, char* json, size_t* size) {
+  return guard("lr_triton_describe", [&] {
+    require(size, "size");
+    require(path, "path");
+    copy_out_text(formats::triton_entry_json(formats::read_triton_entry(path)), json, size);
+  });
+}
+
+lr_status_t lr_triton_describe_texts(const char* metadata_json, const char* ir_text, char* json, size_t* size) {
+  return guard("lr_triton_describe_texts", [&] {
+    require(size, "size");
+    require(metadata_json, "metadata_json");
+    require(ir_text, "ir_text");
+    copy_out_text(formats::triton_entry_json(formats::parse_triton_entry(metadata_json, ir_text, "(in-memory metadata)")),
+                  json, size);
   });
 }
 

@@ -69,12 +69,15 @@ struct ArgSpec {
   std::optional<uint32_t> offset;    // explicit kernarg offset
   std::string name;                  // optional, informative
   std::string pointer;               // "/args/N"
+  // A pointer argument passed as null (a Triton scratch pointer of size 0):
+  // a u64 scalar 0 in the pointer's slot.
+  bool null_pointer = false;
   // Sequence steps only: how the step touches the buffer, and the part of
   // it ("range": the kernel gets the address of byte range_offset).
   Access access = Access::None;
   uint64_t range_offset = 0;
   uint64_t range_bytes = 0;          // 0: to the end of the buffer
-  uint32_t size() const { return kind == Kind::Buffer ? 8u : static_cast<uint32_t>(dtype_size(type)); }
+  uint32_t size() const { return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_size(type)); }
   uint32_t align() const { return size(); }
 };
 
@@ -188,6 +191,12 @@ struct Manifest {
   // Set for a sequence manifest (docs/manifest.md, "Sequences"); code_object,
   // kernel, args and launch are then empty.
   std::optional<Sequence> sequence;
+  // Set when code_object names a Triton cache entry (docs/triton.md): the
+  // entry as lr_triton_describe writes it. code_object is then the entry's
+  // binary for its backend, kernel its name, args the parameters in order
+  // and the hidden scratch pointers after them, launch the grid in programs
+  // with blocks of warp_size x num_warps and the entry's shared bytes.
+  nlohmann::json triton;
 
   const BufferSpec* find_buffer(const std::string& name) const;
   // Bytes moved per launch: bytes_per_iteration, else the sum over buffers

@@ -1,0 +1,90 @@
+// Triton cache entries as code objects (docs/triton.md): the folder Triton
+// writes per compiled kernel (<name>.json, <name>.cubin or .hsaco, the IRs).
+// The metadata gives the launch (num_warps, warp size, shared, scratch), the
+// IR signature (`tt.func public @k(%x: !tt.ptr<f32> {tt.divisibility = 16 :
+// i32} loc("x"), ...)`) gives the parameters; lrrt appends the hidden
+// scratch parameters Triton's launcher appends, per the entry's version.
+// Anything lrrt cannot launch faithfully is a FormatError naming the field
+// and the file, never a guess.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lrrt/formats/error.hpp"
+
+namespace lrrt::formats {
+
+struct TritonParam {
+  std::string name;         // loc("x_ptr"), else the SSA name without '%'
+  std::string ir_type;      // as the IR writes it: "!tt.ptr<f32>", "i32", "f16"
+  bool pointer = false;
+  std::string type;         // element type of a pointer, else the value's: "f32", "i32", "f16", "bf16", "f64", "i1"...
+  uint32_t divisibility = 0;  // tt.divisibility, 0 when absent
+  uint32_t size() const;      // bytes in the kernel's arguments: 8 for a pointer
+  // Triton's AOT notation: "*fp32:16", "i32", "fp16".
+  std::string aot() const;
+};
+
+// A hidden parameter lrrt appends (Triton's launcher does, the user never).
+struct TritonScratch {
+  std::string name;    // "global_scratch", "profile_scratch"
+  uint64_t size = 0;   // bytes per program (per CTA); 0: the pointer is null
+  uint64_t align = 1;
+};
+
+struct TritonEntry {
+  std::filesystem::path metadata_path;  // <name>.json
+  std::filesystem::path binary_path;    // <name>.cubin / <name>.hsaco
+  std::filesystem::path ir_path;        // .ttir or .source the signature came from
+  std::string name;
+  std::string triton_version;  // "3.6.0"
+  uint32_t version_minor = 0;  // 3.x
+  std::string backend;         // Triton's word: "cuda", "hip"
+  std::string lrrt_backend;    // "cuda", "hsa"
+  std::string arch;            // "sm_90", "gfx942"
+  uint32_t warp_size = 32;
+  uint32_t num_warps = 4;
+  uint32_t num_ctas = 1;
+  std::array<uint32_t, 3> cluster_dims{1, 1, 1};
+  uint32_t shared = 0;  // dynamic shared bytes
+  bool launch_pdl = false;
+  bool launch_cooperative_grid = false;
+  std::vector<TritonParam> params;     // the user's, in order
+  std::vector<TritonScratch> hidden;   // appended after params, in order
+  uint32_t block() const { return warp_size * num_warps; }
+  // Bytes of a hidden scratch allocation for a grid of `programs` programs:
+  // programs × num_ctas × size (3.3: programs × size); 0 when size is 0.
+  uint64_t scratch_bytes(const TritonScratch& s, uint64_t programs) const;
+  // The signature as Triton's launcher is called: "*fp32:16, *fp32:16, i32".
+  std::string signature() const;
+};
+
+// Whether `path` names a Triton cache entry: a folder holding a <name>.json
+// with Triton metadata, or such a .json file (checked from its content).
+bool is_triton_entry(const std::filesystem::path& path);
+
+// Reads an entry from its folder or its <name>.json. FormatError naming the
+// file and field: no metadata, an unknown metadata version, a missing
+// binary, no IR signature, tensor-descriptor (TMA) arguments, cooperative or
+// multi-CTA (cluster) launches.
+TritonEntry read_triton_entry(const std::filesystem::path& path);
+
+// The same from the texts (the metadata JSON and the IR), as an in-process
+// compiled kernel holds them; `where` names them in messages. binary_path
+// stays empty.
+TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view ir_text, const std::string& where);
+
+// The IR's public function signature: FormatError when there is none.
+std::vector<TritonParam> parse_triton_signature(std::string_view ir_text, const std::string& kernel,
+                                                const std::string& where);
+
+// The entry as JSON text (the C ABI's lr_triton_describe): name, backend,
+// arch, warp_size, num_warps, num_ctas, shared, version, binary, signature,
+// params [{name, type, pointer, divisibility, size}], hidden [{name, size, align}].
+std::string triton_entry_json(const TritonEntry& entry);
+
+}  // namespace lrrt::formats
