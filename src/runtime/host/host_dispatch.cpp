@@ -145,9 +145,12 @@ bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_
 
   volatile uint64_t current = begin;
   sigjmp_buf jump;
-  if (sigsetjmp(jump, 0)) {
-    // Came back from the fault handler. The signal is blocked no longer
-    // (SA_NODEFER), so nothing to restore.
+  // savemask 1: the jump back restores this thread's signal mask. The
+  // handler is SA_NODEFER, but a handler may still run with signals blocked
+  // (ThreadSanitizer delivers them so): without the restore the worker kept
+  // SIGSEGV blocked and its next fault killed the process.
+  if (sigsetjmp(jump, 1)) {
+    // Came back from the fault handler, with the mask of before the kernel.
     std::lock_guard lock(fault_mutex);
     if (!fault.failed()) {
       fault.signal = t_fault_signal;
