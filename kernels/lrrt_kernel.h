@@ -310,6 +310,19 @@ constexpr KernelRecord<Size> make_record(const char* kernel, size_t kernarg_size
 // the build adds kernels/host_library.cpp to every host kernel library.
 #endif
 
+// A 32-bit word shared with the host or another dispatch while the kernel
+// runs (a gate, a rendezvous flag): loaded with acquire and stored with
+// release ordering where the compiler has the builtins (host, AMD), so the
+// host backend's accesses are real atomics (ThreadSanitizer sees them as
+// such); nvcc reads and writes it volatile, with a fence around it.
+#if defined(__CUDACC__) && !defined(__clang__)
+#define LRRT_LOAD_ACQUIRE_U32(p) (*(const volatile uint32_t*)(p))
+#define LRRT_STORE_RELEASE_U32(p, v) (__threadfence(), (void)(*(volatile uint32_t*)(p) = (v)))
+#else
+#define LRRT_LOAD_ACQUIRE_U32(p) __atomic_load_n((const uint32_t*)(p), __ATOMIC_ACQUIRE)
+#define LRRT_STORE_RELEASE_U32(p, v) __atomic_store_n((uint32_t*)(p), (uint32_t)(v), __ATOMIC_RELEASE)
+#endif
+
 // Derived indices, the same on every target.
 #define LRRT_GLOBAL_ID_X (LRRT_GROUP_ID_X * LRRT_GROUP_SIZE_X + LRRT_LOCAL_ID_X)
 #define LRRT_GLOBAL_ID_Y (LRRT_GROUP_ID_Y * LRRT_GROUP_SIZE_Y + LRRT_LOCAL_ID_Y)

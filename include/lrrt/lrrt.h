@@ -12,6 +12,39 @@
  *    explains why, for the calling thread, until that thread's next call.
  *  - Launch configurations count workgroups per dimension in `grid` (CUDA's
  *    gridDim) and work-items per workgroup in `block` (CUDA's blockDim).
+ *
+ * Threads (tests/cts/thread_test.cpp checks this on every backend):
+ *  - lr_init and lr_shutdown must not run at the same time as any other
+ *    call. Between them, every function may be called from any thread, at
+ *    the same time as any other, also on the same handle, except as below.
+ *  - One queue (or the device's default queue) takes launches, copies and
+ *    event records from several threads at once; each is one submission,
+ *    in the order the calls took effect.
+ *  - A wait returns only when every submission it covers is done, whichever
+ *    other thread waits for the same work at the same time: lr_synchronize,
+ *    lr_free, lr_host_free, lr_memcpy and lr_module_destroy cover the whole
+ *    device, lr_queue_synchronize its queue, lr_event_synchronize the work
+ *    before the event's record, lr_graph_exec_synchronize the exec's last
+ *    replay. A wait covers every submission whose call returned before the
+ *    wait was called; a submission made while it runs may or may not be
+ *    covered. An execution error is reported by a wait that covers the
+ *    failed work; when several threads wait for it, which one is not
+ *    specified.
+ *  - Launches, patches, waits and queries of one graph exec may come from
+ *    several threads: they run one after another. Graph recording calls on
+ *    one graph may too.
+ *  - Destroying a handle (lr_*_destroy, lr_free of a pointer) must not
+ *    race another thread's call on the same handle or pointer, nor a
+ *    submission that uses it: the caller orders them (a join, a mutex, a
+ *    wait). Destroying work another thread submitted, after a wait on this
+ *    or another thread, is fine; so is destroying a queue or exec while
+ *    another thread's lr_synchronize is waiting for the device.
+ *  - Recording an event while another thread records, waits for or depends
+ *    on the same event is a race the caller must order; waiting for one
+ *    recorded event from several threads at once is fine.
+ *  - lr_last_error_message is per thread; lr_set_wait_timeout_ms and
+ *    lr_set_wait_spin_us are process-wide and apply to waits that start
+ *    after them.
  */
 #ifndef LRRT_LRRT_H_
 #define LRRT_LRRT_H_

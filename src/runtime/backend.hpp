@@ -154,7 +154,8 @@ class Device {
   // override with a faster path (pageable staging, direct memcpy).
   virtual void copy_sync(void* dst, const void* src, size_t size, CopyKind kind);
 
-  // Queue the core uses for copy_sync's default implementation.
+  // Queue the core uses for copy_sync's default implementation, made on
+  // first use (under utility_mutex_: threads' first copies race for it).
   Queue& utility_queue();
 
   // Lowers a validated graph for replay (lr_graph_instantiate). The default
@@ -166,13 +167,19 @@ class Device {
  protected:
   // Derived destructors call this first: the queue may use the derived
   // device's members (thread pool, context) while it shuts down.
-  void release_utility_queue() { utility_queue_.reset(); }
+  void release_utility_queue() {
+    std::lock_guard lock(utility_mutex_);
+    utility_queue_.reset();
+  }
 
   // The backend's pinned allocation, behind allocate_host / free_host.
   virtual void* do_allocate_host(size_t size) = 0;
   virtual void do_free_host(void* ptr) = 0;
 
  private:
+  // Not std::call_once: an exception thrown through it (pthread_once)
+  // aborts a binary linked with -static-libgcc (runtime.hpp, DeviceState).
+  std::mutex utility_mutex_;
   std::unique_ptr<Queue> utility_queue_;
   mutable std::mutex pinned_mutex_;
   std::map<uintptr_t, size_t> pinned_;  // base -> size

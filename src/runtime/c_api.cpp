@@ -86,7 +86,7 @@ std::vector<Event*> events_of(Runtime& r, lr_event_t* const* deps, size_t count,
     r.check_event(deps[i]);
     if (deps[i]->device != device)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "dependency {} belongs to another device", i);
-    if (deps[i]->recorded) out.push_back(deps[i]->event.get());
+    if (deps[i]->recorded.load()) out.push_back(deps[i]->event.get());
   }
   return out;
 }
@@ -106,7 +106,7 @@ std::span<const std::byte> arg_bytes(const void* args, size_t size) {
   return {static_cast<const std::byte*>(args), size};
 }
 
-void launch(Runtime& r, lrrt::rt::Queue& queue, std::atomic<bool>& queue_used, DeviceState* queue_device,
+void launch(Runtime& r, lrrt::rt::Queue& queue, lrrt::rt::SubmitCount& submissions, DeviceState* queue_device,
             lr_kernel_t* kernel, const lr_launch_config_t* config, const void* args, size_t args_size,
             lr_event_t* const* deps, size_t dep_count) {
   r.check_kernel(kernel);
@@ -115,7 +115,8 @@ void launch(Runtime& r, lrrt::rt::Queue& queue, std::atomic<bool>& queue_used, D
                kernel->module->device->index, queue_device->index);
   auto cfg = to_config(config);
   auto events = events_of(r, deps, dep_count, queue_device);
-  queue_used.store(true, std::memory_order_release);
+  // Counted once submitted: a drain that started before cannot clear it.
+  lrrt::rt::SubmitScope submitted(submissions);
   queue.launch(*kernel->kernel, cfg, arg_bytes(args, args_size), events, nullptr);
 }
 
@@ -313,7 +314,7 @@ lr_status_t lr_queue_synchronize(lr_queue_t* queue) {
   return guard("lr_queue_synchronize", [&] {
     Runtime& r = rt();
     r.check_queue(queue);
-    r.synchronize_tracked(*queue->device, *queue->queue, queue->used);
+    r.synchronize_tracked(*queue->device, *queue->queue, queue->submissions);
   });
 }
 
@@ -332,9 +333,11 @@ lr_status_t lr_event_destroy(lr_event_t* event) {
 lr_status_t lr_event_record(lr_event_t* event) {
   return guard("lr_event_record", [&] {
     rt().check_event(event);
-    event->device->default_queue_used.store(true, std::memory_order_release);
-    event->device->default_queue->record(*event->event);
-    event->recorded = true;
+    {
+      lrrt::rt::SubmitScope submitted(event->device->default_queue_submissions);
+      event->device->default_queue->record(*event->event);
+    }
+    event->recorded.store(true);
   });
 }
 
@@ -345,16 +348,18 @@ lr_status_t lr_event_record_on_queue(lr_event_t* event, lr_queue_t* queue) {
     r.check_queue(queue);
     if (event->device != queue->device)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event and queue belong to different devices");
-    queue->used.store(true, std::memory_order_release);
-    queue->queue->record(*event->event);
-    event->recorded = true;
+    {
+      lrrt::rt::SubmitScope submitted(queue->submissions);
+      queue->queue->record(*event->event);
+    }
+    event->recorded.store(true);
   });
 }
 
 lr_status_t lr_event_synchronize(lr_event_t* event) {
   return guard("lr_event_synchronize", [&] {
     rt().check_event(event);
-    if (event->recorded) event->event->synchronize();
+    if (event->recorded.load()) event->event->synchronize();
   });
 }
 
@@ -364,7 +369,7 @@ lr_status_t lr_event_elapsed_time_ns(const lr_event_t* start, const lr_event_t* 
     Runtime& r = rt();
     r.check_event(start);
     r.check_event(end);
-    if (!start->recorded || !end->recorded)
+    if (!start->recorded.load() || !end->recorded.load())
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "both events must be recorded before timing them");
     if (start->device != end->device)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "events belong to different devices");
@@ -376,7 +381,7 @@ lr_status_t lr_event_duration_ns(const lr_event_t* event, uint64_t* duration_ns)
   return guard("lr_event_duration_ns", [&] {
     require(duration_ns, "duration_ns");
     rt().check_event(event);
-    if (!event->recorded)
+    if (!event->recorded.load())
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event has not signalled any operation");
     try {
       *duration_ns = event->event->duration_ns();
@@ -447,9 +452,11 @@ lr_status_t lr_memcpy_async(lr_device_t device, void* dst, const void* src, size
     r.opened(state);
     // The default queue is in order: the copy follows earlier dispatches and
     // later lr_launch calls follow the copy, all on the device side.
-    state.default_queue_used.store(true, std::memory_order_release);
-    state.default_queue->copy(dst, src, size, k, {}, event ? event->event.get() : nullptr);
-    if (event) event->recorded = true;
+    {
+      lrrt::rt::SubmitScope submitted(state.default_queue_submissions);
+      state.default_queue->copy(dst, src, size, k, {}, event ? event->event.get() : nullptr);
+    }
+    if (event) event->recorded.store(true);
     r.record_copy(state, k, size);
   });
 }
@@ -470,9 +477,11 @@ lr_status_t lr_memcpy_async_with_dependencies(lr_device_t device, void* dst, con
     auto deps = events_of(r, dependencies, dependency_count, &state);
     // The copy queue is separate from the default queue: no implicit
     // dependency on earlier dispatches, only the listed events.
-    state.copy_queue_used.store(true, std::memory_order_release);
-    state.copy_queue->copy(dst, src, size, k, deps, event ? event->event.get() : nullptr);
-    if (event) event->recorded = true;
+    {
+      lrrt::rt::SubmitScope submitted(state.copy_queue_submissions);
+      state.copy_queue->copy(dst, src, size, k, deps, event ? event->event.get() : nullptr);
+    }
+    if (event) event->recorded.store(true);
     r.record_copy(state, k, size);
   });
 }
@@ -609,7 +618,7 @@ lr_status_t lr_launch(lr_kernel_t* kernel, const lr_launch_config_t* config, con
     Runtime& r = rt();
     r.check_kernel(kernel);
     DeviceState* d = kernel->module->device;
-    launch(r, *d->default_queue, d->default_queue_used, d, kernel, config, args, args_size, nullptr, 0);
+    launch(r, *d->default_queue, d->default_queue_submissions, d, kernel, config, args, args_size, nullptr, 0);
   });
 }
 
@@ -620,7 +629,7 @@ lr_status_t lr_launch_with_dependencies(lr_kernel_t* kernel, const lr_launch_con
     Runtime& r = rt();
     r.check_kernel(kernel);
     DeviceState* d = kernel->module->device;
-    launch(r, *d->default_queue, d->default_queue_used, d, kernel, config, args, args_size, dependencies, dependency_count);
+    launch(r, *d->default_queue, d->default_queue_submissions, d, kernel, config, args, args_size, dependencies, dependency_count);
   });
 }
 
@@ -629,7 +638,7 @@ lr_status_t lr_launch_on_queue(lr_queue_t* queue, lr_kernel_t* kernel, const lr_
   return guard("lr_launch_on_queue", [&] {
     Runtime& r = rt();
     r.check_queue(queue);
-    launch(r, *queue->queue, queue->used, queue->device, kernel, config, args, args_size, nullptr, 0);
+    launch(r, *queue->queue, queue->submissions, queue->device, kernel, config, args, args_size, nullptr, 0);
   });
 }
 
@@ -640,7 +649,7 @@ lr_status_t lr_launch_on_queue_with_dependencies(lr_queue_t* queue, lr_kernel_t*
   return guard("lr_launch_on_queue_with_dependencies", [&] {
     Runtime& r = rt();
     r.check_queue(queue);
-    launch(r, *queue->queue, queue->used, queue->device, kernel, config, args, args_size, dependencies, dependency_count);
+    launch(r, *queue->queue, queue->submissions, queue->device, kernel, config, args, args_size, dependencies, dependency_count);
   });
 }
 

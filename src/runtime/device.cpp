@@ -28,6 +28,7 @@ CopyKind to_copy_kind(const lr_memcpy_kind_t& abi_kind) {
 }
 
 Queue& Device::utility_queue() {
+  std::lock_guard lock(utility_mutex_);
   if (!utility_queue_) utility_queue_ = create_queue();
   return *utility_queue_;
 }

@@ -30,6 +30,10 @@ template <class T>
 void keep_to_exit(std::unique_ptr<T>& object) {
   if (object) kept_to_exit().emplace_back(std::move(object));
 }
+template <class T>
+void keep_to_exit(std::shared_ptr<T>& object) {
+  if (object) kept_to_exit().emplace_back(std::move(object));
+}
 
 }  // namespace
 
@@ -86,6 +90,12 @@ Runtime::~Runtime() {
     if (queue->device->hung.load()) keep_to_exit(queue);
   for (auto& [handle, exec] : graph_execs_)
     if (exec->device->hung.load()) keep_to_exit(exec);
+  // The devices' shares of queues and execs go first, so that clearing the
+  // handle tables below destroys them before their devices.
+  for (auto& d : devices_) {
+    d->queues.clear();
+    d->graph_execs.clear();
+  }
   for (auto& d : devices_) {
     if (!d->hung.load()) continue;
     keep_to_exit(d->copy_queue);
@@ -194,14 +204,14 @@ void Runtime::check_kernel(const lr_kernel_t* k) {
 }
 
 lr_queue_t* Runtime::create_queue(DeviceState& state) {
-  auto q = std::make_unique<lr_queue_t>(&state, opened(state).create_queue());
+  auto q = std::make_shared<lr_queue_t>(&state, opened(state).create_queue());
   lr_queue_t* raw = q.get();
   {
-    std::lock_guard lock(handles_mutex_);
-    queue_owners_.emplace(raw, std::move(q));
+    std::lock_guard lock(state.mutex);
+    state.queues.emplace(raw, q);
   }
-  std::lock_guard lock(state.mutex);
-  state.queues.insert(raw);
+  std::lock_guard lock(handles_mutex_);
+  queue_owners_.emplace(raw, std::move(q));
   return raw;
 }
 
@@ -211,17 +221,20 @@ void Runtime::destroy_queue(lr_queue_t* queue) {
   // execution error still reaches the caller after the handle is gone.
   std::exception_ptr error;
   try { queue->queue->synchronize(); } catch (...) { error = std::current_exception(); }
-  {
-    std::lock_guard lock(queue->device->mutex);
-    queue->device->queues.erase(queue);
-  }
-  std::unique_ptr<lr_queue_t> owned;
+  std::shared_ptr<lr_queue_t> owned;
   {
     std::lock_guard lock(handles_mutex_);
     auto it = queue_owners_.find(queue);
+    if (it == queue_owners_.end()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "queue handle destroyed concurrently");
     owned = std::move(it->second);
     queue_owners_.erase(it);
   }
+  {
+    std::lock_guard lock(owned->device->mutex);
+    owned->device->queues.erase(queue);
+  }
+  // A drain on another thread may still hold a share: the queue is
+  // destroyed when the last one goes.
   owned.reset();
   if (error) std::rethrow_exception(error);
 }
@@ -238,7 +251,7 @@ lr_event_t* Runtime::create_event(DeviceState& state) {
 
 void Runtime::destroy_event(lr_event_t* event) {
   check_event(event);
-  if (event->recorded) {
+  if (event->recorded.load()) {
     try { event->event->synchronize(); } catch (...) {
       // The error belongs to the work, which its queue reports at its next
       // synchronize; destroying the event must still succeed.
@@ -248,6 +261,7 @@ void Runtime::destroy_event(lr_event_t* event) {
   {
     std::lock_guard lock(handles_mutex_);
     auto it = events_.find(event);
+    if (it == events_.end()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event handle destroyed concurrently");
     owned = std::move(it->second);
     events_.erase(it);
   }
@@ -275,6 +289,7 @@ void Runtime::destroy_module(lr_module_t* module) {
     std::lock_guard lock(handles_mutex_);
     for (auto& [name, k] : module->kernels) kernels_.erase(k.get());
     auto it = modules_.find(module);
+    if (it == modules_.end()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "module handle destroyed concurrently");
     owned = std::move(it->second);
     modules_.erase(it);
   }
@@ -380,44 +395,50 @@ void Runtime::record_copy(DeviceState& state, CopyKind kind, size_t size) {
   s.memcpy_count++;
 }
 
-void Runtime::synchronize_tracked(DeviceState& state, Queue& queue, std::atomic<bool>& used) {
-  // Only a queue given work since its last synchronize waits: an idle device
-  // drains without a driver call. On failure the flag is set again (a
-  // timed-out queue may still hold work) and a timeout marks the device hung.
-  if (!used.exchange(false, std::memory_order_acq_rel)) return;
+void Runtime::synchronize_tracked(DeviceState& state, Queue& queue, SubmitCount& count) {
+  // Only a queue given work since its last successful wait waits: an idle
+  // device drains without a driver call. The count is read before the wait,
+  // and marked finished only after it succeeded; a failed wait leaves it
+  // unfinished (a timed-out queue may still hold work) and a timeout marks
+  // the device hung.
+  const uint64_t submitted = count.submitted();
+  if (count.finished() >= submitted) return;
   try {
     queue.synchronize();
   } catch (const Error& e) {
-    used.store(true, std::memory_order_release);
     if (e.status() == LR_ERROR_TIMEOUT) state.hung.store(true);
     throw;
-  } catch (...) {
-    used.store(true, std::memory_order_release);
-    throw;
   }
+  count.mark_finished(submitted);
 }
 
 void Runtime::drain(DeviceState& state) {
-  if (!state.device) return;  // never opened: nothing can be pending
-  std::vector<lr_queue_t*> queues;
-  std::vector<lr_graph_exec_t*> execs;
+  // Never opened: nothing can be pending (read through the flag opened()
+  // publishes the device with, never the pointer itself).
+  if (!state.open.load(std::memory_order_acquire)) return;
+  // Shares, not pointers: another thread may destroy a queue or an exec
+  // while this drain waits for an earlier one.
+  std::vector<std::shared_ptr<lr_queue_t>> queues;
+  std::vector<std::shared_ptr<lr_graph_exec_t>> execs;
   {
     std::lock_guard lock(state.mutex);
-    queues.assign(state.queues.begin(), state.queues.end());
-    execs.assign(state.graph_execs.begin(), state.graph_execs.end());
+    queues.reserve(state.queues.size());
+    for (const auto& [raw, q] : state.queues) queues.push_back(q);
+    execs.reserve(state.graph_execs.size());
+    for (const auto& [raw, e] : state.graph_execs) execs.push_back(e);
   }
   std::exception_ptr first;
-  auto sync = [&](Queue& q, std::atomic<bool>& used) {
+  auto sync = [&](Queue& q, SubmitCount& count) {
     try {
-      synchronize_tracked(state, q, used);
+      synchronize_tracked(state, q, count);
     } catch (...) {
       if (!first) first = std::current_exception();
     }
   };
-  sync(*state.default_queue, state.default_queue_used);
-  sync(*state.copy_queue, state.copy_queue_used);
-  for (lr_queue_t* q : queues) sync(*q->queue, q->used);
-  for (lr_graph_exec_t* e : execs) {
+  sync(*state.default_queue, state.default_queue_submissions);
+  sync(*state.copy_queue, state.copy_queue_submissions);
+  for (const auto& q : queues) sync(*q->queue, q->submissions);
+  for (const auto& e : execs) {
     try {
       e->exec->drain();
     } catch (...) {

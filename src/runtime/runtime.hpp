@@ -20,6 +20,41 @@ namespace lrrt::rt {
 struct DeviceState;
 class StagingPipeline;  // staging.hpp
 
+// What one queue was given and what a drain saw finish, so that a drain waits
+// for everything submitted before it started, and an idle queue costs
+// lr_synchronize no driver call. A submission counts once it returned
+// (SubmitScope), so a drain that starts after it waits for it; a drain
+// records the count it read before waiting as finished only when its wait
+// succeeded, so a concurrent drain never takes another's wait for its own.
+class SubmitCount {
+ public:
+  uint64_t submitted() const { return submitted_.load(std::memory_order_acquire); }
+  uint64_t finished() const { return finished_.load(std::memory_order_acquire); }
+  void count_submission() { submitted_.fetch_add(1, std::memory_order_acq_rel); }
+  void mark_finished(uint64_t upto) {
+    uint64_t seen = finished_.load(std::memory_order_relaxed);
+    while (seen < upto && !finished_.compare_exchange_weak(seen, upto, std::memory_order_acq_rel)) {
+    }
+  }
+
+ private:
+  std::atomic<uint64_t> submitted_{0};
+  std::atomic<uint64_t> finished_{0};
+};
+
+// Counts one submission when the scope ends, returned or thrown (a partly
+// submitted replay still has work on the queue).
+class SubmitScope {
+ public:
+  explicit SubmitScope(SubmitCount& count) : count_(count) {}
+  ~SubmitScope() { count_.count_submission(); }
+  SubmitScope(const SubmitScope&) = delete;
+  SubmitScope& operator=(const SubmitScope&) = delete;
+
+ private:
+  SubmitCount& count_;
+};
+
 }  // namespace lrrt::rt
 
 // Handle types of the C ABI.
@@ -27,14 +62,13 @@ struct lr_queue_t {
   lr_queue_t(lrrt::rt::DeviceState* d, std::unique_ptr<lrrt::rt::Queue> q) : device(d), queue(std::move(q)) {}
   lrrt::rt::DeviceState* device;
   std::unique_ptr<lrrt::rt::Queue> queue;
-  // Set when work is submitted, cleared when a drain synchronized it: an idle
-  // queue costs lr_synchronize no driver call.
-  std::atomic<bool> used{false};
+  lrrt::rt::SubmitCount submissions;
 };
 struct lr_event_t {
   lrrt::rt::DeviceState* device;
   std::unique_ptr<lrrt::rt::Event> event;
-  bool recorded = false;
+  // Set by a record on one thread, read by waits and launches on others.
+  std::atomic<bool> recorded{false};
 };
 struct lr_kernel_t {
   lr_module_t* module;
@@ -74,9 +108,9 @@ struct DeviceState {
   std::unique_ptr<Device> device;        // opened on first use
   std::unique_ptr<Queue> default_queue;  // lr_launch, lr_memcpy_async, lr_event_record
   std::unique_ptr<Queue> copy_queue;     // lr_memcpy_async_with_dependencies
-  // Submitted-to flags, as lr_queue_t::used.
-  std::atomic<bool> default_queue_used{false};
-  std::atomic<bool> copy_queue_used{false};
+  // Submissions, as lr_queue_t::submissions.
+  SubmitCount default_queue_submissions;
+  SubmitCount copy_queue_submissions;
   // Set when a wait timed out: work may never finish, so shutdown leaves the
   // device's objects alone instead of waiting for them.
   std::atomic<bool> hung{false};
@@ -85,9 +119,12 @@ struct DeviceState {
   lr_memory_stats_t stats{};
   std::unordered_map<void*, size_t> allocations;
   std::unordered_map<void*, size_t> host_allocations;
-  std::unordered_set<lr_queue_t*> queues;
+  // Shared with the handle tables: a drain holds its copies while it waits,
+  // so a queue or exec destroyed meanwhile by another thread stays alive
+  // until that drain is done with it.
+  std::unordered_map<const lr_queue_t*, std::shared_ptr<lr_queue_t>> queues;
   // Graph execs of the device: their own queues are drained with the rest.
-  std::unordered_set<lr_graph_exec_t*> graph_execs;
+  std::unordered_map<const lr_graph_exec_t*, std::shared_ptr<lr_graph_exec_t>> graph_execs;
   // Counts lr_free calls: a graph exec re-checks its buffers before a
   // launch when this moved since it last looked.
   std::atomic<uint64_t> free_epoch{0};
@@ -139,9 +176,9 @@ class Runtime {
 
   // Waits for every queue of the device; rethrows the first execution error.
   void drain(DeviceState& state);
-  // Waits for one queue if it was given work (`used`), keeping the flag and
-  // the device's hung mark right on failure.
-  void synchronize_tracked(DeviceState& state, Queue& queue, std::atomic<bool>& used);
+  // Waits for one queue if it was given work since its last successful
+  // wait (`count`); a timeout marks the device hung.
+  void synchronize_tracked(DeviceState& state, Queue& queue, SubmitCount& count);
 
  private:
   Runtime();
@@ -159,10 +196,10 @@ class Runtime {
   std::unordered_set<const lr_queue_t*> queues_;
   std::unordered_map<const lr_event_t*, std::unique_ptr<lr_event_t>> events_;
   std::unordered_map<const lr_module_t*, std::unique_ptr<lr_module_t>> modules_;
-  std::unordered_map<const lr_queue_t*, std::unique_ptr<lr_queue_t>> queue_owners_;
+  std::unordered_map<const lr_queue_t*, std::shared_ptr<lr_queue_t>> queue_owners_;
   std::unordered_set<const lr_kernel_t*> kernels_;
   std::unordered_map<const lr_graph_t*, std::unique_ptr<lr_graph_t>> graphs_;
-  std::unordered_map<const lr_graph_exec_t*, std::unique_ptr<lr_graph_exec_t>> graph_execs_;
+  std::unordered_map<const lr_graph_exec_t*, std::shared_ptr<lr_graph_exec_t>> graph_execs_;
 };
 
 }  // namespace lrrt::rt

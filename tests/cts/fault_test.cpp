@@ -94,6 +94,28 @@ TEST_CASE("a faulting kernel is reported at the next synchronize, naming it") {
   }
 }
 
+TEST_CASE("faults one after another on the same worker thread are each reported"
+          * doctest::skip(!backend().expectations().device_usable_after_fault)) {
+  // One host worker thread, so every fault lands on the same one: its
+  // recovery must leave its signal mask as it was, or the next fault kills
+  // the process (host's sigsetjmp without the mask, seen under TSan).
+  // Other backends ignore the variable.
+  struct OneHostThread {
+    OneHostThread() { ::setenv("LRRT_HOST_THREADS", "1", 1); }
+    ~OneHostThread() { ::unsetenv("LRRT_HOST_THREADS"); }
+  } one_thread;
+  Session s;
+  CTS_RANDOM(rng);
+  auto module = s.load("saxpy");
+  auto saxpy = module.kernel("saxpy");
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    check_fault_reported(s, nullptr);
+    CTS_OK(lr_synchronize(s.get()));
+    check_saxpy_runs(s, rng, saxpy, nullptr);
+  }
+}
+
 }  // TEST_SUITE
 
 TEST_SUITE("hangs") {

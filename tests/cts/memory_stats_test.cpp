@@ -66,9 +66,14 @@ TEST_CASE("memory statistics count every allocation, free and copy exactly") {
   CTS_OK(lr_memcpy(s.get(), buffers[0].data(), host.data(), n, LR_MEMCPY_HOST_TO_DEVICE));
   CTS_OK(lr_memcpy(s.get(), buffers[1].data(), buffers[0].data(), n, LR_MEMCPY_DEVICE_TO_DEVICE));
   CTS_OK(lr_memcpy(s.get(), host.data(), buffers[1].data(), n, LR_MEMCPY_DEVICE_TO_HOST));
-  CTS_OK(lr_memcpy_async(s.get(), buffers[0].data(), pinned[0].data(), n, LR_MEMCPY_HOST_TO_DEVICE, nullptr));
+  // The copy back waits for the copy in (the copy queue has no order of its
+  // own with the default queue): the two touch the same bytes.
+  lrrt::Event copied_in(s.device());
+  lr_event_t* copied_in_handle = copied_in.get();
+  CTS_OK(lr_memcpy_async(s.get(), buffers[0].data(), pinned[0].data(), n, LR_MEMCPY_HOST_TO_DEVICE,
+                         copied_in_handle));
   CTS_OK(lr_memcpy_async_with_dependencies(s.get(), pinned[0].data(), buffers[0].data(), n,
-                                           LR_MEMCPY_DEVICE_TO_HOST, nullptr, nullptr, 0));
+                                           LR_MEMCPY_DEVICE_TO_HOST, nullptr, &copied_in_handle, 1));
   s.device().synchronize();
   check_stats(s.device(), dev, pin, 2 * n, 2 * n, n, 5);
 

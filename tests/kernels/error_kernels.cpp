@@ -5,10 +5,10 @@
 // that shows two dispatches running at the same time (a rendezvous).
 #include "lrrt_kernel.h"
 
-LRRT_KERNEL(spin_forever, (const volatile uint32_t*, flag)) {
+LRRT_KERNEL(spin_forever, (const uint32_t*, flag)) {
   LRRT_FOR_EACH_THREAD {
     if (LRRT_GLOBAL_ID_X == 0)
-      while (*flag == 0) {
+      while (LRRT_LOAD_ACQUIRE_U32(flag) == 0) {
       }
   }
 }
@@ -24,13 +24,13 @@ LRRT_KERNEL(write_to_address, (uint64_t, address)) {
 // word offset) is up or spin_limit polls passed, and writes 1 (met) or 2
 // (gave up) to mine[1]. The partner's word is reached through an offset so
 // that a graph can declare each dispatch's own words only (no edge).
-LRRT_KERNEL(rendezvous, (volatile uint32_t*, mine), (int32_t, partner), (uint32_t, spin_limit)) {
+LRRT_KERNEL(rendezvous, (uint32_t*, mine), (int32_t, partner), (uint32_t, spin_limit)) {
   LRRT_FOR_EACH_THREAD {
     if (LRRT_GLOBAL_ID_X == 0) {
-      mine[0] = 1;
+      LRRT_STORE_RELEASE_U32(&mine[0], 1);
       uint32_t polls = 0;
-      while (mine[partner] == 0 && polls < spin_limit) ++polls;
-      mine[1] = mine[partner] != 0 ? 1 : 2;
+      while (LRRT_LOAD_ACQUIRE_U32(&mine[partner]) == 0 && polls < spin_limit) ++polls;
+      LRRT_STORE_RELEASE_U32(&mine[1], LRRT_LOAD_ACQUIRE_U32(&mine[partner]) != 0 ? 1 : 2);
     }
   }
 }

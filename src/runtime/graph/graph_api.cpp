@@ -125,28 +125,30 @@ lr_graph_exec_t* Runtime::instantiate_graph(lr_graph_t* graph, const lr_graph_in
     exec->accesses = std::move(derived.accesses);
     for (const auto& use : graph->modules) exec->modules.emplace_back(use.module());
   }
-  lr_graph_exec_t* raw = exec.get();
+  std::shared_ptr<lr_graph_exec_t> shared = std::move(exec);
+  lr_graph_exec_t* raw = shared.get();
   {
-    std::lock_guard lock(handles_mutex_);
-    graph_execs_.emplace(raw, std::move(exec));
+    std::lock_guard lock(state.mutex);
+    state.graph_execs.emplace(raw, shared);
   }
-  std::lock_guard lock(state.mutex);
-  state.graph_execs.insert(raw);
+  std::lock_guard lock(handles_mutex_);
+  graph_execs_.emplace(raw, std::move(shared));
   return raw;
 }
 
 void Runtime::destroy_graph_exec(lr_graph_exec_t* exec) {
   check_graph_exec(exec);
-  {
-    std::lock_guard lock(exec->device->mutex);
-    exec->device->graph_execs.erase(exec);
-  }
-  std::unique_ptr<lr_graph_exec_t> owned;
+  std::shared_ptr<lr_graph_exec_t> owned;
   {
     std::lock_guard lock(handles_mutex_);
     auto it = graph_execs_.find(exec);
+    if (it == graph_execs_.end()) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "graph exec handle destroyed concurrently");
     owned = std::move(it->second);
     graph_execs_.erase(it);
+  }
+  {
+    std::lock_guard lock(owned->device->mutex);
+    owned->device->graph_execs.erase(exec);
   }
   // Waiting first: the replays still running use the exec's queues, events
   // and argument copies. Their error reaches the caller after the handle is
@@ -157,6 +159,14 @@ void Runtime::destroy_graph_exec(lr_graph_exec_t* exec) {
     owned->exec->synchronize();
   } catch (...) {
     error = std::current_exception();
+  }
+  // A drain on another thread may still hold a share, and destroys the exec
+  // when it lets go; the modules are released now (no replay can start any
+  // more, and the last one was waited for), so the module can be destroyed
+  // as soon as this returns.
+  {
+    std::lock_guard lock(owned->mutex);
+    owned->modules.clear();
   }
   owned.reset();
   if (error) std::rethrow_exception(error);
@@ -184,14 +194,16 @@ void Runtime::launch_graph(lr_graph_exec_t* exec, lr_queue_t* queue, lr_event_t*
     graph::check_still_allocated(exec->nodes, exec->accesses, allocation_table(state));
     exec->checked_free_epoch = epoch;
   }
+  // Counted once submitted (SubmitScope), so a concurrent drain that read the
+  // count earlier does not take this replay as finished.
   if (queue) {
-    queue->used.store(true, std::memory_order_release);
+    SubmitScope submitted(queue->submissions);
     exec->exec->launch(*queue->queue, completion ? completion->event.get() : nullptr);
   } else {
-    state.default_queue_used.store(true, std::memory_order_release);
+    SubmitScope submitted(state.default_queue_submissions);
     exec->exec->launch(*state.default_queue, completion ? completion->event.get() : nullptr);
   }
-  if (completion) completion->recorded = true;
+  if (completion) completion->recorded.store(true);
 }
 
 void Runtime::set_graph_kernargs(lr_graph_exec_t* exec, uint32_t node, size_t offset,

@@ -487,14 +487,19 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
     if (signals_[i]) api_.hsa_signal_store_relaxed(signals_[i]->handle, initial_[i]);
   done_.reset();
   try {
-    // Copies first: a root copy waits for the fork, which only runs once
-    // lane 0's block is written, and the stand-in's worst-order mode sees
-    // every copy of the replay queued before the first dispatch runs.
-    submit_engine_ops();
-    for (size_t l = 1; l < lanes_.size(); ++l)
-      if (lanes_[l].queue) write_block(lanes_[l], {});
+    // Everything under the launch queue's lock, taken first: another
+    // thread's copy and launch on that queue cannot slip in between the
+    // replay's copies and its lane-0 block, where the copy engine's FIFO
+    // closed a circular wait (a root copy waiting for the fork behind the
+    // other thread's launch, which waits for its copy behind the root copy).
     launch_queue->submit_block([&](hsa_queue_t* ring, const std::shared_ptr<QueueErrorState>& error,
                                    std::span<const SignalRef> pending) {
+      // Copies first: a root copy waits for the fork, which only runs once
+      // lane 0's block is written, and the stand-in's worst-order mode sees
+      // every copy of the replay queued before the first dispatch runs.
+      submit_engine_ops();
+      for (size_t l = 1; l < lanes_.size(); ++l)
+        if (lanes_[l].queue) write_block(lanes_[l], {});
       Lane& lane = lanes_[0];
       lane.queue = ring;
       lane.error = error;

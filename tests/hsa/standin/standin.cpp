@@ -105,9 +105,11 @@ struct State {
   std::map<std::string, uint64_t> counters;
   std::string isa = "gfx1100";
 };
+// Never destroyed: the threads of a hung device (its queue threads, the
+// copy engine) may still use it while the process exits.
 State& state() {
-  static State s;
-  return s;
+  static State* s = new State;
+  return *s;
 }
 // Counted on the producer's hot path: atomics, not the counter map.
 std::atomic<uint64_t> doorbell_rings{0}, write_index_adds{0};
@@ -145,8 +147,13 @@ Faults faults() {
 }
 
 // ------------------------------------------------------------ signals
+// Reference-counted, as ROCr's signals are: hsa_signal_destroy drops the
+// handle's reference, and a store or a subtraction holds one of its own until
+// its notify is done, so the client that saw the value change may destroy
+// the signal while the notifying thread still wakes its waiters.
 struct SSignal {
   std::atomic<int64_t> value;
+  std::atomic<int> references{1};
   std::atomic<int> waiters{0};
   bool doorbell = false;  // a queue's doorbell: stores to it are counted
   std::mutex m;
@@ -158,13 +165,21 @@ struct SSignal {
     std::lock_guard l(m);
     cv.notify_all();
   }
+  void retain() { references.fetch_add(1, std::memory_order_relaxed); }
+  void release() {
+    if (references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
   void store(int64_t v) {
+    retain();
     value.store(v, std::memory_order_seq_cst);
     notify();
+    release();
   }
   void sub(int64_t v) {
+    retain();
     value.fetch_sub(v, std::memory_order_seq_cst);
     notify();
+    release();
   }
   static bool satisfied(hsa_signal_condition_t c, int64_t v, int64_t cmp) {
     switch (c) {
@@ -176,7 +191,14 @@ struct SSignal {
     return true;
   }
   // Waits up to timeout_ns (UINT64_MAX = forever); returns the value seen.
+  // Holds a reference while it waits: the thread that satisfied the wait may
+  // let the client destroy the signal before this one leaves the lock.
   int64_t wait(hsa_signal_condition_t c, int64_t cmp, uint64_t timeout_ns) {
+    retain();
+    struct Released {
+      SSignal* s;
+      ~Released() { s->release(); }
+    } released{this};
     int64_t v = value.load(std::memory_order_seq_cst);
     if (satisfied(c, v, cmp)) return v;
     // A short spin first: most waits here are brief.
@@ -412,8 +434,15 @@ bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t hea
              "the kernel's stack overran its private segment");
     return false;
   }
-  if (!k->host) k->host = find_host_kernel(k->info.name);
-  if (!k->host) {
+  // Looked up once per kernel, by whichever queue runs it first.
+  const lrrt_host_kernel_t* host = nullptr;
+  {
+    static std::mutex lookup_mutex;
+    std::lock_guard l(lookup_mutex);
+    if (!k->host) k->host = find_host_kernel(k->info.name);
+    host = k->host;
+  }
+  if (!host) {
     std::string dirs;
     for (const auto& d : kernel_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
     std::fprintf(stderr, "hsa stand-in: no host build of kernel '%s' in %s\n", k->info.name.c_str(),
@@ -442,7 +471,7 @@ bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t hea
         ws.workgroup_id[0] = x;
         ws.workgroup_id[1] = y;
         ws.workgroup_id[2] = z;
-        rc = k->host->entry(&ds, &ws);
+        rc = host->entry(&ds, &ws);
       }
   std::free(shared);
   count("dispatches");
@@ -886,14 +915,21 @@ std::string isa_processor() {
 // ================================================================ HSA API
 EXPORT hsa_status_t hsa_init() {
   if (const char* f = std::getenv("LRRT_HSA_STANDIN_FAULT")) set_faults(f);
+  // The memory system's lock is never taken under state().mutex: its holders
+  // count events (count() takes state().mutex), so the order is memory, then
+  // state (a lock-order inversion under TSan otherwise).
+  std::optional<std::string> first_isa;
   {
     std::lock_guard l(state().mutex);
     if (state().init_count == 0) {
       const char* i = std::getenv("LRRT_HSA_STANDIN_ISA");
       state().isa = i && *i ? i : "gfx1100";
-      std::lock_guard m(memory().m);
-      memory().l2.assign(l2_count_for(state().isa), L2Cache{});
+      first_isa = state().isa;
     }
+  }
+  if (first_isa) {
+    std::lock_guard m(memory().m);
+    memory().l2.assign(l2_count_for(*first_isa), L2Cache{});
   }
   if (const char* w = std::getenv("LRRT_TEST_WORST_ORDER"); w && *w) worst_order.store(std::strcmp(w, "0") != 0);
   if (faults().init_fail) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
@@ -1129,7 +1165,7 @@ EXPORT hsa_status_t hsa_signal_create(hsa_signal_value_t v, uint32_t, const hsa_
 }
 EXPORT hsa_status_t hsa_signal_destroy(hsa_signal_t s) {
   if (!s.handle) return HSA_STATUS_ERROR_INVALID_SIGNAL;
-  delete sig(s);
+  sig(s)->release();
   return HSA_STATUS_SUCCESS;
 }
 EXPORT hsa_signal_value_t hsa_signal_load_relaxed(hsa_signal_t s) { return sig(s)->value.load(); }
