@@ -118,6 +118,7 @@ namespace {
 // code runs on the thread's stack, as before.
 constexpr size_t kKernelStackBytes = size_t(8) << 20;
 constexpr size_t kKernelGuardBytes = size_t(64) << 20;
+constexpr size_t kMinKernelGuardBytes = size_t(1) << 20;
 #if defined(__x86_64__) || defined(__aarch64__)
 constexpr bool kKernelStacks = true;
 #else
@@ -129,24 +130,32 @@ constexpr bool kKernelStacks = false;
 class KernelStack {
  public:
   // Throws lrrt::Error(LR_ERROR_OUT_OF_MEMORY) when the address space is not there.
+  // Under an address-space limit (ulimit -v) a thread started after a pool
+  // that took nearly all of it may find no 72 MiB hole: the guard shrinks
+  // (16, 4, 1 MiB) before the thread gives up, so it still runs kernels,
+  // catching frames up to its guard's size.
   KernelStack() {
-    const size_t bytes = kKernelGuardBytes + kKernelStackBytes;
-    void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-      const int error = errno;
-      LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "cannot map a {} MiB stack with a {} MiB guard for kernel code: {}",
-                 kKernelStackBytes >> 20, kKernelGuardBytes >> 20, std::strerror(error));
+    int error = 0;
+    for (size_t guard = kKernelGuardBytes; guard >= kMinKernelGuardBytes; guard /= 4) {
+      const size_t bytes = guard + kKernelStackBytes;
+      void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) {
+        error = errno;
+        continue;
+      }
+      auto* base = static_cast<std::byte*>(p);
+      if (mprotect(base + guard, kKernelStackBytes, PROT_READ | PROT_WRITE) != 0) {
+        error = errno;
+        munmap(p, bytes);
+        continue;
+      }
+      reserve_ = reinterpret_cast<uintptr_t>(base);
+      stack_ = reserve_ + guard;
+      top_ = stack_ + kKernelStackBytes;
+      return;
     }
-    auto* base = static_cast<std::byte*>(p);
-    if (mprotect(base + kKernelGuardBytes, kKernelStackBytes, PROT_READ | PROT_WRITE) != 0) {
-      const int error = errno;
-      munmap(p, bytes);
-      LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "cannot map a {} MiB stack for kernel code: {}", kKernelStackBytes >> 20,
-                 std::strerror(error));
-    }
-    reserve_ = reinterpret_cast<uintptr_t>(base);
-    stack_ = reserve_ + kKernelGuardBytes;
-    top_ = stack_ + kKernelStackBytes;
+    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "cannot map a {} MiB stack with a {} MiB guard for kernel code: {}",
+               kKernelStackBytes >> 20, kKernelGuardBytes >> 20, std::strerror(error));
   }
   ~KernelStack() {
 #if defined(LRRT_HOST_ASAN)
