@@ -97,6 +97,11 @@ extern "C" {
 void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, size_t* size_old);
 void __asan_unpoison_memory_region(const volatile void* addr, size_t size);
+// sanitizer/lsan_interface.h: LeakSanitizer scans thread stacks, not a stack
+// lrrt mapped itself, so what only a kernel stack's frames point to (the
+// command of a kernel that hangs at exit) would be reported as leaked.
+void __lsan_register_root_region(const void* p, size_t size);
+void __lsan_unregister_root_region(const void* p, size_t size);
 }
 #endif
 
@@ -152,6 +157,9 @@ class KernelStack {
       reserve_ = reinterpret_cast<uintptr_t>(base);
       stack_ = reserve_ + guard;
       top_ = stack_ + kKernelStackBytes;
+#if defined(LRRT_HOST_ASAN)
+      __lsan_register_root_region(reinterpret_cast<const void*>(stack_), kKernelStackBytes);
+#endif
       return;
     }
     LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "cannot map a {} MiB stack with a {} MiB guard for kernel code: {}",
@@ -162,6 +170,7 @@ class KernelStack {
     // Frames a fault abandoned leave poisoned shadow behind (the guard's
     // too): clean, so a later mapping at these addresses starts clean.
     __asan_unpoison_memory_region(reinterpret_cast<void*>(reserve_), top_ - reserve_);
+    __lsan_unregister_root_region(reinterpret_cast<const void*>(stack_), kKernelStackBytes);
 #endif
     munmap(reinterpret_cast<void*>(reserve_), top_ - reserve_);
   }
