@@ -98,8 +98,9 @@ void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, 
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, size_t* size_old);
 void __asan_unpoison_memory_region(const volatile void* addr, size_t size);
 // sanitizer/lsan_interface.h: LeakSanitizer scans thread stacks, not a stack
-// lrrt mapped itself, so what only a kernel stack's frames point to (the
-// command of a kernel that hangs at exit) would be reported as leaked.
+// lrrt mapped itself; the kernel stacks are registered as root regions so
+// that it scans them too. (A hung kernel's command is still reported at exit:
+// tests/lsan.supp says why that one is live.)
 void __lsan_register_root_region(const void* p, size_t size);
 void __lsan_unregister_root_region(const void* p, size_t size);
 }
