@@ -251,4 +251,17 @@ class WaitSpin {
   uint64_t saved_ = 0;
 };
 
+// vector_add_i32 (kernels/vector_add.cpp), the kernel most cases order and
+// check: c[i] = a[i] + b[i] for i < n.
+struct VectorAddI32 {
+  lrrt::Module module;
+  lrrt::Kernel kernel;
+  explicit VectorAddI32(const Session& s) : module(s.load("vector_add")), kernel(module.kernel("vector_add_i32")) {}
+  static Args args(const void* a, const void* b, void* c, uint32_t n) {
+    Args args;
+    args.add(a).add(b).add(c).add(n);
+    return args;
+  }
+};
+
 }  // namespace lrrt::cts

@@ -6,17 +6,6 @@
 namespace lrrt::cts {
 namespace {
 
-struct AddI32 {
-  lrrt::Module module;
-  lrrt::Kernel kernel;
-  explicit AddI32(const Session& s) : module(s.load("vector_add")), kernel(module.kernel("vector_add_i32")) {}
-  static Args args(const void* a, const void* b, void* c, uint32_t n) {
-    Args args;
-    args.add(a).add(b).add(c).add(n);
-    return args;
-  }
-};
-
 }  // namespace
 
 TEST_SUITE("queues") {
@@ -24,7 +13,7 @@ TEST_SUITE("queues") {
 TEST_CASE("a queue runs its work in order and a synchronize waits for all of it") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = backend().long_work_elements(), chain = 40;
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -34,8 +23,8 @@ TEST_CASE("a queue runs its work in order and a synchronize waits for all of it"
   lrrt::Event copied(s.device());
   const auto cfg = config_1d(n, 256);
   // c = a + b, then c += b: the result depends on every launch, in order.
-  const Args first = AddI32::args(da.data(), db.data(), dc.data(), n);
-  const Args next = AddI32::args(dc.data(), db.data(), dc.data(), n);
+  const Args first = VectorAddI32::args(da.data(), db.data(), dc.data(), n);
+  const Args next = VectorAddI32::args(dc.data(), db.data(), dc.data(), n);
   // A spin of 0 blocks at once; 20 us runs out while the work runs; the
   // default spins longer.
   for (uint64_t spin : {uint64_t(0), uint64_t(20), uint64_t(2000)}) {
@@ -69,7 +58,7 @@ TEST_CASE("a queue runs its work in order and a synchronize waits for all of it"
 TEST_CASE("an event recorded on one queue holds back dependent work on another") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 1u << 16;
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -78,8 +67,8 @@ TEST_CASE("an event recorded on one queue holds back dependent work on another")
   lrrt::Queue q1(s.device()), q2(s.device());
   lrrt::Event start(s.device()), d_ready(s.device()), end(s.device());
   const auto cfg = config_1d(n, 256);
-  const Args d_args = AddI32::args(da.data(), db.data(), dd.data(), n);
-  const Args out_args = AddI32::args(dd.data(), db.data(), out.data(), n);
+  const Args d_args = VectorAddI32::args(da.data(), db.data(), dd.data(), n);
+  const Args out_args = VectorAddI32::args(dd.data(), db.data(), out.data(), n);
   Gate gate(s);
 
   start.record(q1);
@@ -103,7 +92,7 @@ TEST_CASE("an event recorded on one queue holds back dependent work on another")
 TEST_CASE("copies and launches wait for the events they list") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 1u << 16;
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -113,8 +102,8 @@ TEST_CASE("copies and launches wait for the events they list") {
   lrrt::Queue q1(s.device());
   lrrt::Event d_ready(s.device()), copied(s.device());
   const auto cfg = config_1d(n, 256);
-  const Args d_args = AddI32::args(da.data(), db.data(), dd.data(), n);
-  const Args out_args = AddI32::args(dd.data(), db.data(), launched_out.data(), n);
+  const Args d_args = VectorAddI32::args(da.data(), db.data(), dd.data(), n);
+  const Args out_args = VectorAddI32::args(dd.data(), db.data(), launched_out.data(), n);
   Gate gate(s);
 
   gate.close_on(q1);
@@ -139,7 +128,7 @@ TEST_CASE("copies and launches wait for the events they list") {
 TEST_CASE("work without a dependency does not wait for a held queue") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 1u << 16;
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -151,7 +140,7 @@ TEST_CASE("work without a dependency does not wait for a held queue") {
   lrrt::Queue held(s.device()), free_queue(s.device());
   lrrt::Event up(s.device()), down(s.device());
   const auto cfg = config_1d(n, 256);
-  const Args out_args = AddI32::args(da.data(), db.data(), out.data(), n);
+  const Args out_args = VectorAddI32::args(da.data(), db.data(), out.data(), n);
   // A broken independence fails here instead of hanging the suite.
   WaitTimeout bound(120'000);
   Gate gate(s);
@@ -179,7 +168,7 @@ TEST_CASE("work without a dependency does not wait for a held queue") {
 TEST_CASE("lr_memcpy_async follows earlier launches and precedes later ones on the default queue") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 1u << 16;
   auto a = rng.ints(n), b = rng.ints(n), a2 = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -189,7 +178,7 @@ TEST_CASE("lr_memcpy_async follows earlier launches and precedes later ones on t
   std::memcpy(new_a.data(), a2.data(), size_t(n) * 4);
   lrrt::Event copied(s.device());
   const auto cfg = config_1d(n, 256);
-  const Args c_args = AddI32::args(da.data(), db.data(), dc.data(), n);
+  const Args c_args = VectorAddI32::args(da.data(), db.data(), dc.data(), n);
   Gate gate(s);
 
   gate.close_on_default_queue();
@@ -214,7 +203,7 @@ TEST_CASE("lr_memcpy_async follows earlier launches and precedes later ones on t
 TEST_CASE("an event recorded again while its last record is pending completes after the later work") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = backend().long_work_elements();
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -226,9 +215,9 @@ TEST_CASE("an event recorded again while its last record is pending completes af
   const uint32_t chain = 20;  // out = a + b, then out += b: work that takes a while
   gate.close_on(queue);
   again.record(queue);  // pending behind the gate
-  lrrt::launch(queue, add.kernel, config_1d(n, 256), AddI32::args(da.data(), db.data(), out.data(), n).bytes());
+  lrrt::launch(queue, add.kernel, config_1d(n, 256), VectorAddI32::args(da.data(), db.data(), out.data(), n).bytes());
   for (uint32_t i = 1; i < chain; ++i)
-    lrrt::launch(queue, add.kernel, config_1d(n, 256), AddI32::args(out.data(), db.data(), out.data(), n).bytes());
+    lrrt::launch(queue, add.kernel, config_1d(n, 256), VectorAddI32::args(out.data(), db.data(), out.data(), n).bytes());
   again.record(queue);  // now it marks the end of the launches
   after.record(queue);  // a new marker after both
   gate.open();
@@ -248,7 +237,7 @@ TEST_CASE("an event recorded again while its last record is pending completes af
 TEST_CASE("events time spans of work and single copies") {
   Session s;
   CTS_RANDOM(rng);
-  AddI32 add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 1u << 16;
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -259,7 +248,7 @@ TEST_CASE("events time spans of work and single copies") {
   const auto cfg = config_1d(n, 256);
 
   start.record(queue);
-  lrrt::launch(queue, add.kernel, cfg, AddI32::args(da.data(), db.data(), dc.data(), n).bytes());
+  lrrt::launch(queue, add.kernel, cfg, VectorAddI32::args(da.data(), db.data(), dc.data(), n).bytes());
   end.record(queue);
   end.synchronize();
   CHECK(end.elapsed_ns_since(start) > 0);

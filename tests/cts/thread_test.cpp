@@ -22,17 +22,6 @@
 namespace lrrt::cts {
 namespace {
 
-struct ThreadsAdd {
-  lrrt::Module module;
-  lrrt::Kernel kernel;
-  explicit ThreadsAdd(const Session& s) : module(s.load("vector_add")), kernel(module.kernel("vector_add_i32")) {}
-  static Args args(const void* a, const void* b, void* c, uint32_t n) {
-    Args args;
-    args.add(a).add(b).add(c).add(n);
-    return args;
-  }
-};
-
 // Failures seen on worker threads (doctest's REQUIRE cannot end a test from
 // one), checked on the test's thread after the join.
 class ThreadFailures {
@@ -85,7 +74,7 @@ TEST_CASE("a wait returns only after the work it covers, while another thread wa
     CAPTURE(static_cast<int>(how));
     Session s;
     CTS_RANDOM(rng);
-    ThreadsAdd add(s);
+    VectorAddI32 add(s);
     const uint32_t n = 4096 + 3;
     auto a = rng.ints(n), b = rng.ints(n);
     auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -94,8 +83,8 @@ TEST_CASE("a wait returns only after the work it covers, while another thread wa
     lrrt::Queue queue(s.device());
     Gate gate(s);
     const bool on_queue = how == SecondWait::Queue;
-    const Args to_host = ThreadsAdd::args(da.data(), db.data(), out.data(), n);
-    const Args to_device = ThreadsAdd::args(da.data(), db.data(), dc.data(), n);
+    const Args to_host = VectorAddI32::args(da.data(), db.data(), out.data(), n);
+    const Args to_device = VectorAddI32::args(da.data(), db.data(), dc.data(), n);
     if (on_queue) {
       gate.close_on(queue);
       lrrt::launch(queue, add.kernel, config_1d(n, 64), to_host.bytes());
@@ -136,7 +125,7 @@ TEST_CASE("a wait returns only after the work it covers, while another thread wa
 TEST_CASE("a queue and a graph exec destroyed while another thread's lr_synchronize waits") {
   Session s;
   CTS_RANDOM(rng);
-  ThreadsAdd add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 2048 + 5;
   auto a = rng.ints(n), b = rng.ints(n);
   auto da = upload(s.device(), a), db = upload(s.device(), b);
@@ -145,7 +134,7 @@ TEST_CASE("a queue and a graph exec destroyed while another thread's lr_synchron
   auto cfg = config_1d(n, 64);
   lr_graph_t* graph = nullptr;
   CTS_OK(lr_graph_create(s.get(), &graph));
-  const Args graph_args = ThreadsAdd::args(da.data(), db.data(), by_graph.data(), n);
+  const Args graph_args = VectorAddI32::args(da.data(), db.data(), by_graph.data(), n);
   const lr_graph_access_t accesses[] = {lrrt::read_access(da), lrrt::read_access(db), lrrt::write_access(by_graph)};
   CTS_OK(lr_graph_add_kernel(graph, add.kernel.get(), &cfg, graph_args.data(), graph_args.size(), accesses, 3,
                              nullptr));
@@ -158,7 +147,7 @@ TEST_CASE("a queue and a graph exec destroyed while another thread's lr_synchron
   // The drain waits for the default queue first, held by the gate; the
   // queue and the exec have work it has not waited for yet.
   gate.close_on_default_queue();
-  const Args queue_args = ThreadsAdd::args(da.data(), db.data(), on_queue.data(), n);
+  const Args queue_args = VectorAddI32::args(da.data(), db.data(), on_queue.data(), n);
   CTS_OK(lr_launch_on_queue(queue, add.kernel.get(), &cfg, queue_args.data(), queue_args.size()));
   CTS_OK(lr_graph_exec_launch(exec, queue));
   std::atomic<lr_status_t> drained{LR_ERROR_RUNTIME};
@@ -229,7 +218,7 @@ TEST_CASE("first copies from several threads at once") {
 TEST_CASE("graph replays with a copy, beside another thread's copies and launches on the same queue") {
   Session s;
   CTS_RANDOM(rng);
-  ThreadsAdd add(s);
+  VectorAddI32 add(s);
   const uint32_t n = 4096 + 9;
   const int rounds = 25;
   const auto cfg = config_1d(n, 64);
@@ -242,7 +231,7 @@ TEST_CASE("graph replays with a copy, beside another thread's copies and launche
   CTS_OK(lr_graph_create(s.get(), &graph));
   lr_graph_node_t copy_in = 0, kernel = 0, copy_out = 0;
   CTS_OK(lr_graph_add_copy(graph, gx.data(), gin.data(), size_t(n) * 4, LR_MEMCPY_HOST_TO_DEVICE, &copy_in));
-  const Args graph_args = ThreadsAdd::args(gx.data(), db.data(), gz.data(), n);
+  const Args graph_args = VectorAddI32::args(gx.data(), db.data(), gz.data(), n);
   const lr_graph_access_t accesses[] = {lrrt::read_access(gx), lrrt::read_access(db), lrrt::write_access(gz)};
   CTS_OK(lr_graph_add_kernel(graph, add.kernel.get(), &cfg, graph_args.data(), graph_args.size(), accesses, 3,
                              &kernel));
@@ -270,7 +259,7 @@ TEST_CASE("graph replays with a copy, beside another thread's copies and launche
       lrrt::DeviceBuffer p(s.device(), size_t(n) * 4), q(s.device(), size_t(n) * 4);
       lrrt::PinnedHostBuffer pin(s.device(), size_t(n) * 4), pout(s.device(), size_t(n) * 4);
       lrrt::Event done(s.device());
-      const Args args = ThreadsAdd::args(p.data(), db.data(), q.data(), n);
+      const Args args = VectorAddI32::args(p.data(), db.data(), q.data(), n);
       for (int r = 0; r < rounds; ++r) {
         std::memcpy(pin.data(), other_inputs[r].data(), size_t(n) * 4);
         std::memset(pout.data(), 0xFF, size_t(n) * 4);
@@ -360,9 +349,9 @@ TEST_CASE("stress: threads allocate, copy, load modules, launch, record, replay 
                      std::to_string(stats.total_allocated_bytes) + ", freed " +
                      std::to_string(stats.total_freed_bytes));
       const auto cfg = config_1d(n, 64);
-      const Args to_c = ThreadsAdd::args(h.a, h.b, h.c, n);
-      const Args to_d = ThreadsAdd::args(h.a, h.b, d, n);
-      const Args to_e = ThreadsAdd::args(h.a, h.b, e, n);
+      const Args to_c = VectorAddI32::args(h.a, h.b, h.c, n);
+      const Args to_d = VectorAddI32::args(h.a, h.b, d, n);
+      const Args to_e = VectorAddI32::args(h.a, h.b, e, n);
       if (!THREADS_OK(failures, lr_queue_create(s.get(), &h.queue))) return;
       if (!THREADS_OK(failures, lr_event_create(s.get(), &h.event))) return;
       // d on the default queue, after an event recorded on the thread's own queue.
