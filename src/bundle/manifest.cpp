@@ -918,25 +918,41 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
   const std::string vp = o.ptr("values");
   if (!vals.is_array() || vals.empty() || vals.size() > 1000)
     throw ManifestError(vp, "expected an array of 1 to 1000 values, got " + describe(vals));
-  // The buffers the argument's "bounds" name (parse_args checked them).
-  std::vector<size_t> bounds;
+  // The buffers a patched value must not index past, with the field that
+  // says so: the argument's "bounds" (parse_args checked them); the buffer its
+  // value is the "count_of" (the argument *is* that buffer's size); and, for a
+  // count_of argument, every buffer the step's launch "covers" (one element
+  // per work-item up to that size).
+  struct PatchLimit {
+    size_t buffer;
+    std::string because;
+  };
+  std::vector<PatchLimit> limits;
   const json& arg_json = P.written_json(p.written).at("args").at(p.arg);
   if (auto b = arg_json.find("bounds"); b != arg_json.end())
-    for (size_t k = 0; k < b->size(); ++k) bounds.push_back(find_buffer_index(m, (*b)[k], fmt::format("{}/bounds/{}", arg.pointer, k)));
+    for (size_t k = 0; k < b->size(); ++k)
+      limits.push_back({find_buffer_index(m, (*b)[k], fmt::format("{}/bounds/{}", arg.pointer, k)),
+                        fmt::format("its \"bounds\" ({}/bounds) say the kernel indexes the buffer with [0, value)", arg.pointer)});
+  if (auto v = arg_json.find("value"); v != arg_json.end() && v->is_object() && v->contains("count_of")) {
+    limits.push_back({find_buffer_index(m, v->at("count_of"), arg.pointer + "/value/count_of"),
+                      fmt::format("its value is the buffer's size ({}/value/count_of)", arg.pointer)});
+    for (const Coverage& c : s.launch.covers)
+      limits.push_back({c.buffer, fmt::format("its value is a size (count_of) and the launch covers the buffer ({})", c.pointer)});
+  }
   for (size_t k = 0; k < vals.size(); ++k) {
     const std::string kp = fmt::format("{}/{}", vp, k);
     const long double x = get_number(vals[k], kp);
     check_value_fits(arg.type, x, kp);
     // "bounds" holds for every value the argument takes: a patched size
     // larger than a buffer would make the replay index past its end.
-    for (size_t bi : bounds) {
-      const BufferSpec& buf = m.buffers[bi];
+    for (const PatchLimit& lim : limits) {
+      const BufferSpec& buf = m.buffers[lim.buffer];
       if (x > static_cast<long double>(buf.count))
-        throw ManifestError(kp, fmt::format("buffer \"{}\" is too small: the patched argument {} of step \"{}\" takes {}, but its "
-                                            "\"bounds\" ({}/bounds) say the kernel indexes the buffer with [0, value) and the buffer "
-                                            "has {} elements",
+        throw ManifestError(kp, fmt::format("buffer \"{}\" is too small: the patched argument {} of step \"{}\" takes {}, but "
+                                            "{} and the buffer has {} elements",
                                             buf.name, arg.name.empty() ? std::to_string(p.arg) : arg.name, s.name,
-                                            static_cast<double>(x), arg.pointer, buf.count));
+                                            x >= 0 ? fmt::to_string(static_cast<uint64_t>(x)) : fmt::to_string(static_cast<int64_t>(x)),
+                                            lim.because, buf.count));
     }
     std::array<std::byte, 8> bytes{};
     store_element(arg.type, bytes.data(), 0, x);

@@ -359,3 +359,29 @@ TEST_CASE("verify: patch values are checked against the argument's bounds when t
   INFO(r.err);
   CHECK(r.rc == 0);
 }
+
+TEST_CASE("verify: patch values of a count_of argument are checked against its buffer and the launch's covers") {
+  TempDir dir;
+  // Without "bounds", n = count_of y still says the kernel indexes [0, n) of
+  // y, and the launch covers x and y: n = 64 on 16-element buffers would make
+  // the replay write past both (exit 3 on host, silent corruption on a GPU).
+  json s = saxpy_sequence(16);
+  s["sequence"][0]["args"][3].erase("bounds");
+  s["patch"] = {{"step", "saxpy"}, {"arg", "n"}, {"values", {8, 64}}};
+  for (const bool verify : {true, false}) {
+    std::vector<std::string> extra;
+    if (!verify) extra.push_back("--no-verify");
+    Result r = run_manifest(dir, write_manifest(dir, "patch_count_of.json", s), extra);
+    expect_error(dir, r, 2, {"/patch/values/1", "\"y\"", "64", "count_of"});
+  }
+  // A larger x alone does not help: the launch covers y, and n is y's size.
+  s["buffers"][0]["count"] = 64;
+  Result r = run_manifest(dir, write_manifest(dir, "patch_count_of_x.json", s));
+  expect_error(dir, r, 2, {"/patch/values/1", "\"y\"", "16 elements"});
+  // Within y, every value's replay verifies.
+  s["patch"]["values"] = {8, 16};
+  r = run_manifest(dir, write_manifest(dir, "patch_count_of_ok.json", s));
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  CHECK(results(dir)["runs"][0]["verification"]["status"] == "passed");
+}
