@@ -269,6 +269,23 @@ LRRT_API lr_status_t lr_free(lr_device_t device, void *ptr);
 LRRT_API lr_status_t lr_host_malloc(lr_device_t device, size_t size, void **ptr);
 LRRT_API lr_status_t lr_host_free(lr_device_t device, void *ptr);
 
+/* Declares memory lrrt did not allocate (a torch tensor's storage, a buffer
+ * of another runtime, plain host memory on the host backend) so that graphs
+ * of the device accept it like an allocation: steps may take pointers into
+ * [ptr, ptr + bytes) and declare accesses there. lrrt never maps, copies or
+ * frees it and does not check that the device can reach it: the caller
+ * keeps it alive and reachable while any graph exec that uses it may
+ * replay. Registering exactly the same range again counts a reference; a
+ * range that overlaps an lrrt allocation or a different registered range is
+ * LR_ERROR_INVALID_ARGUMENT naming both. Direct launches (lr_launch) take
+ * any pointer and need no registration. */
+LRRT_API lr_status_t lr_memory_register(lr_device_t device, void *ptr,
+                                        size_t bytes);
+/* Drops one reference of the range registered at ptr (its start). When the
+ * last goes, graph execs that use the range fail their next launch with
+ * LR_ERROR_INVALID_ARGUMENT naming the pointer, as after lr_free. */
+LRRT_API lr_status_t lr_memory_unregister(lr_device_t device, void *ptr);
+
 /* Waits for pending work on the device before performing the copy. */
 LRRT_API lr_status_t lr_memcpy(lr_device_t device, void *dst, const void *src,
                                size_t size, lr_memcpy_kind_t kind);
@@ -382,7 +399,8 @@ LRRT_API lr_status_t lr_reset_memory_stats(lr_device_t device);
  * fall inside one of the step's declared ranges; lr_graph_instantiate
  * rejects the graph otherwise, naming the step and the argument. Memory a
  * graph touches on the device side must come from lr_malloc or
- * lr_host_malloc of the graph's device; the host side of a host-to-device or
+ * lr_host_malloc of the graph's device, or be registered with
+ * lr_memory_register; the host side of a host-to-device or
  * device-to-host copy may be any host memory.
  *
  * Capture (recording the launches a program makes on a queue) is not

@@ -243,6 +243,43 @@ using DeviceBuffer = Allocation<DeviceMemoryTraits>;
 // Page-locked host memory the device reaches directly.
 using PinnedHostBuffer = Allocation<PinnedHostMemoryTraits>;
 
+// Declares memory lrrt did not allocate to the device's graphs for its
+// lifetime (lr_memory_register / lr_memory_unregister); the memory itself
+// stays the caller's and must outlive every exec that uses it.
+class MemoryRegistration {
+ public:
+  MemoryRegistration() = default;
+  MemoryRegistration(Device device, void* ptr, size_t size) : device_(device), ptr_(ptr), size_(size) {
+    check(lr_memory_register(device.get(), ptr, size), "lr_memory_register");
+  }
+  ~MemoryRegistration() { reset(); }
+  MemoryRegistration(MemoryRegistration&& o) noexcept
+      : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  MemoryRegistration& operator=(MemoryRegistration&& o) noexcept {
+    if (this != &o) {
+      reset();
+      device_ = o.device_;
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  MemoryRegistration(const MemoryRegistration&) = delete;
+  MemoryRegistration& operator=(const MemoryRegistration&) = delete;
+
+  void* data() const { return ptr_; }
+  size_t size() const { return size_; }
+  void reset() {
+    if (ptr_) (void)lr_memory_unregister(device_.get(), std::exchange(ptr_, nullptr));
+    size_ = 0;
+  }
+
+ private:
+  Device device_;
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
 inline void copy_to_device(const DeviceBuffer& dst, const void* src, size_t size) {
   check(lr_memcpy(dst.device().get(), dst.data(), src, size, LR_MEMCPY_HOST_TO_DEVICE), "lr_memcpy H2D");
 }

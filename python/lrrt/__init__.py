@@ -15,8 +15,8 @@ import numpy as np
 from ._lib import (ARG_GLOBAL_BUFFER, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
                    InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, check, lib)
 
-__all__ = ["Error", "Device", "Buffer", "PinnedBuffer", "Module", "Kernel", "Queue", "Event", "Graph", "GraphExec",
-           "devices", "version", "READ", "WRITE", "READ_WRITE"]
+__all__ = ["Error", "Device", "Buffer", "PinnedBuffer", "Registration", "Module", "Kernel", "Queue", "Event", "Graph",
+           "GraphExec", "devices", "version", "access", "READ", "WRITE", "READ_WRITE"]
 
 READ, WRITE, READ_WRITE = 1, 2, 3
 H2D, D2H, D2D = 0, 1, 2
@@ -89,6 +89,18 @@ class Device:
 
     def queue(self):
         return Queue(self)
+
+    def register(self, obj, nbytes=None):
+        """Declares memory lrrt did not allocate (a torch tensor's storage, an
+        array, or a raw address with nbytes) to this device's graphs, until
+        the Registration is closed. Graph does this by itself for the tensors
+        and arrays it is given."""
+        if nbytes is not None:
+            return Registration(self, address_of(obj), int(nbytes), obj)
+        extent = foreign_extent(obj)
+        if extent is None:
+            raise TypeError(f"lrrt.Device.register: give nbytes with a {type(obj).__name__}")
+        return Registration(self, extent[0], extent[1], obj)
 
     def event(self):
         return Event(self)
@@ -178,6 +190,62 @@ class PinnedBuffer(Buffer):
     def numpy(self):
         raw = (ctypes.c_uint8 * self.nbytes).from_address(self.ptr)
         return np.frombuffer(raw, dtype=self.dtype, count=int(np.prod(self.shape))).reshape(self.shape)
+
+
+class Registration:
+    """lr_memory_register of [ptr, ptr + nbytes) on a device, dropped by
+    close() or when collected. Holds the object so its memory outlives it."""
+
+    def __init__(self, device, ptr, nbytes, keep=None):
+        check(lib.lr_memory_register(device._h, ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes)), "lr_memory_register")
+        self.device, self.ptr, self.nbytes, self._keep = device, ptr, nbytes, keep
+
+    def close(self):
+        if self.ptr:
+            check(lib.lr_memory_unregister(self.device._h, ctypes.c_void_p(self.ptr)), "lr_memory_unregister")
+            self.ptr, self._keep = 0, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def foreign_extent(x):
+    """(start, nbytes) of the whole allocation behind memory lrrt did not
+    allocate: a torch tensor's storage, the array of __cuda_array_interface__,
+    a numpy array's base. None for lrrt buffers, raw addresses and others.
+    Whole allocations, so that two views of one never overlap as ranges."""
+    if isinstance(x, Buffer):
+        return None
+    if hasattr(x, "untyped_storage") and callable(x.untyped_storage):  # torch
+        st = x.untyped_storage()
+        return (int(st.data_ptr()), int(st.nbytes())) if st.nbytes() else None
+    if hasattr(x, "__cuda_array_interface__"):
+        cai = x.__cuda_array_interface__
+        item = np.dtype(cai["typestr"]).itemsize
+        shape, strides = cai["shape"], cai.get("strides")
+        if not shape or 0 in shape:
+            return None
+        if strides is None:
+            nbytes = item * int(np.prod(shape))
+        else:
+            nbytes = item + sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
+        return (int(cai["data"][0]), int(nbytes))
+    if isinstance(x, np.ndarray):
+        base = x
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        lo, hi = np.byte_bounds(base)
+        return (int(lo), int(hi - lo)) if hi > lo else None
+    return None
 
 
 def address_of(x):
@@ -384,8 +452,10 @@ class Event:
 
 
 def access(obj, mode, nbytes=0, offset=0):
-    """An access declaration for a graph step: (buffer or address, READ/WRITE/READ_WRITE)."""
-    return (address_of(obj), mode, nbytes, offset)
+    """An access declaration for a graph step: an lrrt buffer, a torch tensor,
+    an array or a raw address; READ, WRITE or READ_WRITE; nbytes 0 = to the
+    end of the allocation."""
+    return (address_of(obj), mode, nbytes, offset, obj)
 
 
 class Graph:
@@ -396,13 +466,28 @@ class Graph:
         g = ctypes.c_void_p()
         check(lib.lr_graph_create(device._h, ctypes.byref(g)), "lr_graph_create")
         self._h, self.device = g, device
-        self._keep = []
+        self._registered = {}  # start -> Registration, for memory lrrt did not allocate
+
+    def use(self, obj):
+        """Registers the allocation behind a foreign object (torch tensor,
+        array) once for this graph and keeps it alive with the graph and its
+        execs. add_kernel calls it for every argument and access."""
+        extent = foreign_extent(obj)
+        if extent is None or extent[0] in self._registered:
+            return
+        self._registered[extent[0]] = Registration(self.device, extent[0], extent[1], obj)
 
     def add_kernel(self, kernel, grid, block, args, accesses=(), shared=0, types=None):
+        if not isinstance(args, (bytes, bytearray)):
+            for a in args:
+                self.use(a)
         data = kernel.pack(args, types) if not isinstance(args, (bytes, bytearray)) else bytes(args)
         cfg = launch_config(grid, block, shared)
         acc = (GraphAccess * max(1, len(accesses)))()
-        for i, (ptr, mode, nbytes, offset) in enumerate(accesses):
+        for i, a in enumerate(accesses):
+            ptr, mode, nbytes, offset = a[:4]
+            if len(a) > 4:
+                self.use(a[4])
             acc[i] = GraphAccess(ctypes.c_void_p(ptr), offset, nbytes, mode)
         node = ctypes.c_uint32()
         buf = ctypes.create_string_buffer(data, len(data)) if data else None
@@ -424,6 +509,8 @@ class Graph:
             if self._h:
                 lib.lr_graph_destroy(self._h)
                 self._h = None
+            for r in self._registered.values():
+                r.close()
         except Exception:
             pass
 

@@ -98,9 +98,11 @@ class TritonKernel:
         default: every pointer argument read-write."""
         grid, block, shared = self.config(grid)
         if accesses is None:
-            accesses = [(address_of(a), READ_WRITE, 0, 0) for p, a in zip(self.params, args) if p["pointer"]]
+            accesses = [(address_of(a), READ_WRITE, 0, 0, a) for p, a in zip(self.params, args) if p["pointer"]]
         else:
-            accesses = [(address_of(a), m, 0, 0) for a, m in accesses]
+            accesses = [(address_of(a), m, 0, 0, a) for a, m in accesses]
+        for a in args:
+            graph.use(a)
         return graph.add_kernel(self.kernel, grid, block, self.pack(grid, args), accesses=accesses, shared=shared)
 
     def __getitem__(self, grid):

@@ -117,6 +117,56 @@ def test_graph_record_replay_patch(dev, saxpy):
     assert np.array_equal(by.to_numpy(), expect)
 
 
+def test_graph_over_foreign_memory(dev, saxpy):
+    """numpy arrays stand for torch's memory on the host backend: the graph
+    registers their allocations itself, replays a diamond over them, and
+    unregisters them when it and its exec are gone."""
+    n = int(rng.integers(1000, 4000))
+    x = rng.integers(-64, 64, n).astype(np.float32)
+    y0 = rng.integers(-1000, 1000, n).astype(np.float32)
+    z0 = rng.integers(-1000, 1000, n).astype(np.float32)
+    y, z = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+    g = dev.graph()
+    grid = (n + 255) // 256
+    # y += 2x and z += 3x are independent (both only read x); then y += z joins them.
+    a = g.add_kernel(saxpy, grid, 256, [np.float32(2), x, y, np.uint32(n)],
+                     accesses=[lrrt.access(x, lrrt.READ), lrrt.access(y, lrrt.READ_WRITE)])
+    b = g.add_kernel(saxpy, grid, 256, [np.float32(3), x, z, np.uint32(n)],
+                     accesses=[lrrt.access(x, lrrt.READ), lrrt.access(z, lrrt.READ_WRITE)])
+    g.add_kernel(saxpy, grid, 256, [np.float32(1), z, y, np.uint32(n)],
+                 accesses=[lrrt.access(z, lrrt.READ), lrrt.access(y, lrrt.READ_WRITE)])
+    ex = g.instantiate()
+    for _ in range(2):
+        y[:], z[:] = y0, z0
+        ex.replay()
+        zz = np.float32(3) * x + z0
+        assert np.array_equal(z, zz)
+        assert np.array_equal(y, zz + (np.float32(2) * x + y0))
+    assert a != b
+    # A raw address is not registered by itself: instantiation names the way out.
+    g2 = dev.graph()
+    w = np.zeros(n, np.float32)
+    g2.add_kernel(saxpy, grid, 256, [np.float32(1), x, w.ctypes.data, np.uint32(n)],
+                  accesses=[lrrt.access(x, lrrt.READ), (w.ctypes.data, lrrt.READ_WRITE, 0, 0)])
+    with pytest.raises(lrrt.Error) as e:
+        g2.instantiate()
+    assert "lr_memory_register" in str(e.value)
+    with dev.register(w):
+        w[:] = y0
+        g2.instantiate().replay()
+        assert np.array_equal(w, x + y0)
+    # While a graph holds x's allocation, a different range inside it is refused;
+    # the graphs' registrations go with them, and then it is accepted.
+    with pytest.raises(lrrt.Error) as e:
+        dev.register(x.ctypes.data + 40, nbytes=40)
+    assert "overlaps the registered range" in str(e.value)
+    del ex, g, g2
+    import gc
+    gc.collect()
+    with dev.register(x.ctypes.data + 40, nbytes=40) as r:
+        assert r.nbytes == 40
+
+
 def test_triton_entries_describe():
     for target in ("sm_90", "gfx942", "gfx1100"):
         d = lrrt.triton.describe(ENTRIES / target / "add_kernel")
@@ -126,3 +176,28 @@ def test_triton_entries_describe():
     with pytest.raises(lrrt.Error) as e:
         lrrt.triton.describe(ENTRIES / "no_such")
     assert e.value.status_name == "LR_ERROR_INVALID_IMAGE"
+
+
+def test_pip_install_offline(tmp_path):
+    """`pip install ./python` needs nothing from an index (python/_build has
+    no requirements), and the installed package, not the source, loads."""
+    import subprocess
+    import sys
+    pytest.importorskip("pip")
+    src = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "-q",
+                        "--prefix", str(tmp_path / "prefix"), str(src)], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    installed = list((tmp_path / "prefix").rglob("lrrt/__init__.py"))
+    assert len(installed) == 1, installed
+    site = installed[0].parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(site)
+    probe = ("import lrrt, lrrt.triton, numpy as np; print(lrrt.__file__); d = lrrt.Device.select('host'); "
+             "b = d.buffer_from(np.arange(7, dtype=np.int32)); print(b.to_numpy().tolist(), lrrt.version())")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0].startswith(str(site))
+    assert out[1].startswith("[0, 1, 2, 3, 4, 5, 6] ")

@@ -423,6 +423,20 @@ lr_status_t lr_host_free(lr_device_t device, void* ptr) {
   });
 }
 
+lr_status_t lr_memory_register(lr_device_t device, void* ptr, size_t bytes) {
+  return guard("lr_memory_register", [&] {
+    Runtime& r = rt();
+    r.register_memory(r.device(device), ptr, bytes);
+  });
+}
+
+lr_status_t lr_memory_unregister(lr_device_t device, void* ptr) {
+  return guard("lr_memory_unregister", [&] {
+    Runtime& r = rt();
+    r.unregister_memory(r.device(device), ptr);
+  });
+}
+
 lr_status_t lr_memcpy(lr_device_t device, void* dst, const void* src, size_t size, lr_memcpy_kind_t kind) {
   return guard("lr_memcpy", [&] {
     Runtime& r = rt();

@@ -337,6 +337,49 @@ void* Runtime::allocate(DeviceState& state, size_t size, bool pinned_host) {
   return ptr;
 }
 
+void Runtime::register_memory(DeviceState& state, void* ptr, uint64_t bytes) {
+  if (!ptr) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "ptr is null");
+  if (bytes == 0) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "bytes is zero");
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
+  if (bytes > UINTPTR_MAX - begin)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "[{}, +{} bytes) wraps around the address space", ptr, bytes);
+  const uintptr_t end = begin + bytes;
+  std::lock_guard lock(state.mutex);
+  auto overlaps = [&](uintptr_t b, uint64_t n) { return begin < b + n && b < end; };
+  for (const auto* table : {&state.allocations, &state.host_allocations})
+    for (const auto& [p, n] : *table)
+      if (overlaps(reinterpret_cast<uintptr_t>(p), n))
+        LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                   "[{}, +{} bytes) overlaps the {}-byte {} allocation at {} of device {}: memory lrrt allocated "
+                   "needs no registration",
+                   ptr, bytes, n, table == &state.allocations ? "lr_malloc" : "lr_host_malloc", p, state.index);
+  if (auto it = state.registered.find(begin); it != state.registered.end() && it->second.bytes == bytes) {
+    it->second.references++;
+    return;
+  }
+  for (const auto& [b, r] : state.registered)
+    if (overlaps(b, r.bytes))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "[{}, +{} bytes) overlaps the registered range [{:#x}, +{} bytes) of device {}: register a range "
+                 "once, or exactly the same range again",
+                 ptr, bytes, b, r.bytes, state.index);
+  state.registered.emplace(begin, DeviceState::Registration{bytes, 1});
+}
+
+void Runtime::unregister_memory(DeviceState& state, void* ptr) {
+  if (!ptr) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "ptr is null");
+  std::lock_guard lock(state.mutex);
+  auto it = state.registered.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == state.registered.end())
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{} is not the start of a range registered with lr_memory_register on device {}",
+               ptr, state.index);
+  if (--it->second.references == 0) {
+    state.registered.erase(it);
+    // Graph execs re-check their buffers before the next launch, as after lr_free.
+    state.free_epoch.fetch_add(1);
+  }
+}
+
 void Runtime::free(DeviceState& state, void* ptr, bool pinned_host) {
   if (!ptr) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "pointer is null");
   size_t size = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -119,6 +120,14 @@ struct DeviceState {
   lr_memory_stats_t stats{};
   std::unordered_map<void*, size_t> allocations;
   std::unordered_map<void*, size_t> host_allocations;
+  // Memory lrrt did not allocate that the caller declared with
+  // lr_memory_register (a torch tensor's storage, say), by start address.
+  // Graphs accept it like an allocation; lrrt never maps or frees it.
+  struct Registration {
+    uint64_t bytes = 0;
+    uint32_t references = 0;  // identical ranges registered more than once
+  };
+  std::map<uintptr_t, Registration> registered;
   // Shared with the handle tables: a drain holds its copies while it waits,
   // so a queue or exec destroyed meanwhile by another thread stays alive
   // until that drain is done with it.
@@ -162,6 +171,8 @@ class Runtime {
 
   void* allocate(DeviceState& state, size_t size, bool pinned_host);
   void free(DeviceState& state, void* ptr, bool pinned_host);
+  void register_memory(DeviceState& state, void* ptr, uint64_t bytes);
+  void unregister_memory(DeviceState& state, void* ptr);
   void record_copy(DeviceState& state, CopyKind kind, size_t size);
 
   // Retained replay (graph/graph_api.cpp).

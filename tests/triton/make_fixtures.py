@@ -9,7 +9,8 @@ scripts copy it to /triton-fixtures/kernels.py and set the cache to
 /triton-fixtures/cache first (see --help).
 
 Each kernel is compiled for NVIDIA sm_90 by launching it through Triton's own
-JIT with torch tensors (the specialisation a user gets: unit strides and
+JIT with torch tensors (scalar_types_kernel through triton.compile with an
+explicit signature, for fp16 and fp64 scalars, then launched and checked) (the specialisation a user gets: unit strides and
 integers equal to 1 become constexprs), and for AMD gfx942 (wave64) and
 gfx1100 (wave32) through triton.compile with the same specialisation spelt
 out, since no AMD GPU is there. The outputs of the NVIDIA launches are
@@ -49,6 +50,17 @@ def mixed_kernel(x_ptr, out_ptr, scale, bias, n, stride, one, BLOCK: tl.constexp
 
 
 @triton.jit
+def scalar_types_kernel(x_ptr, out_ptr, scale, bias, n, BLOCK: tl.constexpr):
+    # mixed_kernel's scalars without the specialised ones, compiled with an
+    # explicit signature so that scale is fp16 and bias fp64 on sm_90 too (the
+    # JIT types Python floats fp32).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, (x * scale.to(tl.float32) + bias.to(tl.float32)).to(tl.float16), mask=mask)
+
+
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid_m = tl.program_id(0)
@@ -82,6 +94,17 @@ def cuda_entries(cache):
     mixed_kernel[(triton.cdiv(n, 128),)](xh, outh, 1.5, 0.25, n, 1, 1, BLOCK=128, num_warps=2)
     ref = (xh.float() * 1.5 + 0.25).half()
     assert torch.allclose(outh.float(), ref.float(), atol=1e-2), "mixed_kernel"
+
+    from triton.compiler import ASTSource
+    src = ASTSource(fn=scalar_types_kernel,
+                    signature={"x_ptr": "*fp16", "out_ptr": "*fp16", "scale": "fp16", "bias": "fp64", "n": "i32",
+                               "BLOCK": "constexpr"},
+                    constexprs={"BLOCK": 128}, attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
+    ck = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    outh.fill_(float("nan"))
+    ck[(triton.cdiv(n, 128), 1, 1)](xh, outh, 1.5, 0.25, n)
+    torch.cuda.synchronize()
+    assert torch.allclose(outh.float(), ref.float(), atol=1e-2), "scalar_types_kernel"
 
     M, N, K = 64, 64, 64
     a = torch.rand(M, K, device=dev, dtype=torch.float16)

@@ -12,6 +12,7 @@
 #include <functional>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -558,6 +559,76 @@ TEST_CASE("graph replay: destroying a running exec waits for it, replays follow 
       lrrt::copy_to_host(y, dy);
       for (uint32_t i = 0; i < n; ++i) REQUIRE(y[i] == y0[i] + float(4 * replays) * 0.5f * x[i]);
     }
+  }
+}
+
+TEST_CASE("graph replay: memory lrrt did not allocate replays once lr_memory_register declares it") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  auto msg = [] { return std::string(lr_last_error_message()); };
+  for (const auto& backend : replay_backends()) {
+    // Host memory stands for a foreign allocator's (torch's) memory where the
+    // device reaches host memory: host and the stand-in.
+    if (backend == "cuda") continue;
+    CAPTURE(backend);
+    Setup s(backend);
+    const uint32_t n = 1000 + uint32_t(rng()() % 1000), steps = 3;
+    const float a = std::array{0.25f, 0.5f, 2.0f}[rng()() % 3];
+    const auto x = random_whole(n, -64, 64);
+    const auto y0 = random_whole(n, -1000, 1000);
+    std::vector<float> fx = x, fy(n, kPoison);
+    SaxpyArgs args{a, fx.data(), fy.data(), n};
+    lr_launch_config_t cfg = config_for(n, 256);
+    lr_graph_access_t acc[] = {{fx.data(), 0, n * 4, LR_ACCESS_READ}, {fy.data(), 0, n * 4, LR_ACCESS_READ_WRITE}};
+    lrrt::Graph graph(s.device);
+    for (uint32_t i = 0; i < steps; ++i)
+      REQUIRE(lr_graph_add_kernel(graph.get(), s.saxpy.get(), &cfg, &args, sizeof args, acc, 2, nullptr) == LR_SUCCESS);
+    lr_graph_exec_t* raw = nullptr;
+    CHECK(lr_graph_instantiate(graph.get(), nullptr, &raw) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(msg().find("lr_memory_register") != std::string::npos);
+
+    lr_device_t dev = s.device.get();
+    lrrt::MemoryRegistration registered_x(s.device, fx.data(), n * 4);
+    REQUIRE(lr_memory_register(dev, fy.data(), n * 4) == LR_SUCCESS);
+    REQUIRE(lr_memory_register(dev, fy.data(), n * 4) == LR_SUCCESS);  // a second reference
+    REQUIRE(lr_graph_instantiate(graph.get(), nullptr, &raw) == LR_SUCCESS);
+    for (int replay = 0; replay < 2; ++replay) {
+      fy = y0;
+      REQUIRE(lr_graph_exec_launch(raw, nullptr) == LR_SUCCESS);
+      REQUIRE(lr_graph_exec_synchronize(raw) == LR_SUCCESS);
+      for (uint32_t i = 0; i < n; ++i)
+        REQUIRE_MESSAGE(fy[i] == y0[i] + float(steps) * a * x[i], "replay ", replay, " element ", i);
+    }
+
+    // Ranges are registered once or identically; lrrt's own memory needs none.
+    lrrt::DeviceBuffer owned(s.device, 256);
+    CHECK(lr_memory_register(dev, fy.data() + 1, 16) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(msg().find("overlaps the registered range") != std::string::npos);
+    CHECK(lr_memory_register(dev, static_cast<char*>(owned.data()) + 8, 8) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(msg().find("memory lrrt allocated needs no registration") != std::string::npos);
+    CHECK(lr_memory_register(dev, nullptr, 8) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(lr_memory_register(dev, fy.data(), 0) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(lr_memory_unregister(dev, fy.data() + 1) == LR_ERROR_INVALID_ARGUMENT);
+    CHECK(msg().find("not the start of a range registered") != std::string::npos);
+
+    // One reference of y goes: replays go on. The last: the next launch is
+    // refused naming the pointer, and nothing ran (y keeps its poison).
+    REQUIRE(lr_memory_unregister(dev, fy.data()) == LR_SUCCESS);
+    fy = y0;
+    REQUIRE(lr_graph_exec_launch(raw, nullptr) == LR_SUCCESS);
+    REQUIRE(lr_graph_exec_synchronize(raw) == LR_SUCCESS);
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(fy[i] == y0[i] + float(steps) * a * x[i]);
+    REQUIRE(lr_memory_unregister(dev, fy.data()) == LR_SUCCESS);
+    std::fill(fy.begin(), fy.end(), kPoison);
+    CHECK(lr_graph_exec_launch(raw, nullptr) == LR_ERROR_INVALID_ARGUMENT);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%zx", reinterpret_cast<uintptr_t>(fy.data()));
+    CHECK(msg().find(hex) != std::string::npos);
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(std::isnan(fy[i]));
+    CHECK(lr_memory_unregister(dev, fy.data()) == LR_ERROR_INVALID_ARGUMENT);
+    REQUIRE(lr_graph_exec_destroy(raw) == LR_SUCCESS);
+    registered_x.reset();  // the wrapper unregisters
+    CHECK(lr_memory_unregister(dev, fx.data()) == LR_ERROR_INVALID_ARGUMENT);
   }
 }
 

@@ -309,7 +309,8 @@ void check_kernel_args(const std::vector<Node>& nodes, uint32_t id, std::span<co
       if (!slot.global_buffer) continue;  // an 8-byte scalar
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
                  "{}: {} is the pointer {:#x}, which is not inside any allocation of the device (lr_malloc or "
-                 "lr_host_malloc): a graph can only use memory the runtime allocated",
+                 "lr_host_malloc): a graph can only use memory the runtime allocated or memory registered with "
+                 "lr_memory_register",
                  describe_node(nodes, id), slot.name, value);
     }
     bool covered = false;
@@ -345,7 +346,7 @@ std::vector<ResolvedAccess> resolve(const std::vector<Node>& nodes, uint32_t id,
     if (!alloc)
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
                  "{}: {} ({}) starts at {:#x}, which is not inside any allocation of the device (lr_malloc or "
-                 "lr_host_malloc)",
+                 "lr_host_malloc) or any range registered with lr_memory_register",
                  describe_node(nodes, id), access_role(node, i), access_mode_name(d.mode), begin);
     uintptr_t end = d.bytes ? begin + d.bytes : alloc->end;
     if (end > alloc->end)
@@ -369,8 +370,8 @@ void check_still_allocated(const std::vector<Node>& nodes, const std::vector<std
       const Range* alloc = allocations.find(a.range.begin);
       if (!alloc || !alloc->contains(Range{a.range.begin, a.range.end}))
         LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-                   "{}: {} [{:#x}, {:#x}) is no longer allocated: a buffer the graph uses was freed after "
-                   "lr_graph_instantiate; instantiate the graph again with live buffers",
+                   "{}: {} [{:#x}, {:#x}) is no longer allocated: a buffer the graph uses was freed (or "
+                   "unregistered) after lr_graph_instantiate; instantiate the graph again with live buffers",
                    describe_node(nodes, id), access_role(nodes[id], i), a.range.begin, a.range.end);
     }
 }

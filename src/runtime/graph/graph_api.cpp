@@ -21,6 +21,7 @@ graph::AllocationTable allocation_table(DeviceState& state) {
   std::lock_guard lock(state.mutex);
   for (const auto& [p, size] : state.allocations) table.add(reinterpret_cast<uintptr_t>(p), size);
   for (const auto& [p, size] : state.host_allocations) table.add(reinterpret_cast<uintptr_t>(p), size);
+  for (const auto& [p, r] : state.registered) table.add(p, r.bytes);
   table.finish();
   return table;
 }
