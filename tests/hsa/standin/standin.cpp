@@ -1123,6 +1123,21 @@ EXPORT hsa_status_t hsa_amd_agents_allow_access(uint32_t n, const hsa_agent_t* a
   return HSA_STATUS_SUCCESS;
 }
 
+// lrrt_hsa_standin_pause_next_copy_call: armed by the test, taken by the
+// next copy call, which waits until the test lets it go.
+std::mutex pause_mutex;
+std::condition_variable pause_cv;
+bool pause_armed = false, pause_holding = false;
+void pause_if_armed() {
+  std::unique_lock l(pause_mutex);
+  if (!pause_armed) return;
+  pause_armed = false;
+  l.unlock();
+  count("copy_calls_paused");
+  l.lock();
+  pause_cv.wait(l, [] { return !pause_holding; });
+}
+
 EXPORT hsa_status_t hsa_amd_memory_async_copy(void* dst, hsa_agent_t, const void* src, hsa_agent_t,
                                              size_t size, uint32_t num_deps,
                                              const hsa_signal_t* deps, hsa_signal_t completion) {
@@ -1145,6 +1160,7 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void* dst, hsa_agent_t, const void
     copy_engine->tasks.push_back(std::move(t));
   }
   copy_engine->cv.notify_one();
+  pause_if_armed();
   return HSA_STATUS_SUCCESS;
 }
 
@@ -1353,6 +1369,14 @@ EXPORT void lrrt_hsa_standin_hold_copies(int hold) {
     copy_engine->held = hold != 0;
   }
   copy_engine->cv.notify_all();
+}
+EXPORT void lrrt_hsa_standin_pause_next_copy_call(int pause) {
+  {
+    std::lock_guard l(pause_mutex);
+    pause_armed = pause != 0;
+    pause_holding = pause != 0;
+  }
+  pause_cv.notify_all();
 }
 EXPORT void lrrt_hsa_standin_set_fault(const char* spec) { set_faults(spec); }
 EXPORT size_t lrrt_hsa_standin_dispatch_count() {
