@@ -535,9 +535,11 @@ struct MemorySystem {
   uint64_t dispatches = 0;
   std::vector<Snapshot*> open;  // snapshots of dispatches running now
 };
+// Never destroyed, like State: a hung device's queue threads still write
+// back their L2 while the process exits (a race with the destructor under TSan).
 MemorySystem& memory() {
-  static MemorySystem s;
-  return s;
+  static MemorySystem* s = new MemorySystem;
+  return *s;
 }
 size_t l2_count_for(const std::string& isa) {
   return isa.rfind("gfx94", 0) == 0 || isa.rfind("gfx95", 0) == 0 ? 2 : 1;
