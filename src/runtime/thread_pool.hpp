@@ -37,9 +37,11 @@ class ThreadPool {
   // some were asked for) it throws lrrt::Error(LR_ERROR_RUNTIME). It never
   // leaves a started worker behind.
   // Eight: a thread running kernels holds about 80 MiB of address space (its
-  // 8 MiB stack, an 8 MiB kernel stack under a 64 MiB guard) and often a malloc
-  // arena (64 MiB) once it allocates; with four, a queue thread started right
+  // 8 MiB stack, an 8 MiB kernel stack under a 64 MiB guard), the first few
+  // a malloc arena (64 MiB) as well; with four, a queue thread started right
   // after a pool under an address-space limit failed 9 times in 60 runs.
+  // start_kernel_thread returns only once its thread has all of that, so the
+  // pool sizes itself with every worker's memory counted.
   static constexpr size_t kHeadroomThreads = 8;
   ThreadPool(unsigned threads, std::chrono::microseconds spin, const ThreadFactory& factory = {});
   ~ThreadPool();

@@ -109,8 +109,10 @@ TEST_CASE("hsa: the same manifest without the fault passes (the fault is what ha
   REQUIRE(std::getenv("LRRT_HSA_LIBRARY"));
   TempDir dir;
   const fs::path out = dir.path / "out.json";
+  // A limit that only says "it returned": under ThreadSanitizer, beside
+  // other tests, one launch of 1M elements on the stand-in can take over 1 s.
   Run r = run_lrrt(dir.path,
-                   {"run", LRRT_SOURCE_DIR "/manifests/saxpy.json", "--backend", "hsa", "--timeout", "1",
+                   {"run", LRRT_SOURCE_DIR "/manifests/saxpy.json", "--backend", "hsa", "--timeout", "120",
                     "--iterations", "2", "--warmup", "1", "-q", "-o", out.string()},
                    {"LRRT_HSA_STANDIN_FAULT="});
   INFO("stderr: " << r.err);

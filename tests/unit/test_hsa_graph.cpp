@@ -12,6 +12,8 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lrrt/lrrt.hpp"
@@ -792,6 +795,92 @@ TEST_CASE("hsa graph: a hung replay times out naming the kernel, a queue error n
     lrrt::copy_to_host(back, probe);
     CHECK(back[0] == 1.0f);
   }
+}
+
+// Issue 26, bug 3: a replay queued its copies on the copy engine before it
+// took the launch queue's lock; another thread's copy and launch on the same
+// queue could come in between, and the engine's FIFO closed a circular wait
+// (the root copy waits for the fork, behind the other launch on the ring,
+// which waits for its copy, behind the root copy). The stand-in stops the
+// replay's thread right after its first copy call, lets the other thread
+// try to come in there, and only then lets the replay go on: with the
+// replay's submission under the queue's lock the other thread waits for it,
+// and both finish with every element right; without it, every wait times out.
+TEST_CASE("hsa graph: another thread's copy and launch on the replay's queue cannot come in between its copies and its blocks") {
+  Setup s;
+  auto pause = reinterpret_cast<lrrt_hsa_standin_pause_next_copy_call_fn>(
+      dlsym(s.standin.lib, "lrrt_hsa_standin_pause_next_copy_call"));
+  REQUIRE(bool(pause));
+  const uint32_t n = 4099;
+  const size_t bytes = size_t(n) * 4;
+  auto x = random_whole(n, -1000, 1000), b = random_whole(n, -1000, 1000), y = random_whole(n, -1000, 1000);
+  lrrt::PinnedHostBuffer gin(s.device, bytes), gout(s.device, bytes), pin(s.device, bytes), pout(s.device, bytes),
+      hb(s.device, bytes);
+  std::memcpy(gin.data(), x.data(), bytes);
+  std::memcpy(pin.data(), y.data(), bytes);
+  std::memcpy(hb.data(), b.data(), bytes);
+  for (uint32_t i = 0; i < n; ++i) gout.as<float>()[i] = pout.as<float>()[i] = kPoison;
+  lrrt::DeviceBuffer gx(s.device, bytes), gz(s.device, bytes), db(s.device, bytes), p(s.device, bytes),
+      q(s.device, bytes);
+  REQUIRE(lr_memcpy(s.device.get(), db.data(), hb.data(), bytes, LR_MEMCPY_HOST_TO_DEVICE) == LR_SUCCESS);
+  const auto cfg = config_for(n, 64);
+  // A root copy, x + b -> z, z -> out.
+  lrrt::Graph g(s.device);
+  g.add_copy(gx.data(), gin.data(), bytes, LR_MEMCPY_HOST_TO_DEVICE);
+  g.add_kernel(s.add, cfg, AddArgs{gx.data(), db.data(), gz.data(), n},
+               {lrrt::read_access(gx), lrrt::read_access(db), lrrt::write_access(gz)});
+  g.add_copy(gout.data(), gz.data(), bytes, LR_MEMCPY_DEVICE_TO_HOST);
+  lrrt::GraphExec exec = g.instantiate();
+  // Work on the default queue first, so that what comes next on it depends on it.
+  lrrt::launch(s.add, cfg, AddArgs{db.data(), db.data(), q.data(), n});
+  lr_set_wait_timeout_ms(5000);
+
+  pause(1);
+  lr_status_t launched = LR_ERROR_RUNTIME, replayed = LR_ERROR_RUNTIME;
+  std::string replay_message;
+  std::thread replay([&] {
+    launched = lr_graph_exec_launch(exec.get(), nullptr);
+    replayed = lr_graph_exec_synchronize(exec.get());
+    replay_message = lr_last_error_message();
+  });
+  // The replay's thread is inside its first copy call.
+  for (int i = 0; i < 10000 && s.standin.counter("copy_calls_paused") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool paused = s.standin.counter("copy_calls_paused") == 1;
+  std::atomic<bool> submitted{false};
+  lr_status_t copied_in = LR_ERROR_RUNTIME, added = LR_ERROR_RUNTIME, copied_out = LR_ERROR_RUNTIME,
+              other_done = LR_ERROR_RUNTIME;
+  std::thread other([&] {
+    copied_in = lr_memcpy_async(s.device.get(), p.data(), pin.data(), bytes, LR_MEMCPY_HOST_TO_DEVICE, nullptr);
+    const AddArgs args{p.data(), db.data(), q.data(), n};
+    added = lr_launch(s.add.get(), &cfg, &args, sizeof args);
+    copied_out = lr_memcpy_async(s.device.get(), pout.data(), q.data(), bytes, LR_MEMCPY_DEVICE_TO_HOST, nullptr);
+    submitted = true;
+    other_done = lr_synchronize(s.device.get());
+  });
+  // Time for the other thread to submit, if it can: the replay holds the
+  // queue, so it cannot (the checks below hold either way).
+  for (int i = 0; i < 300 && !submitted; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool came_in = submitted;
+  pause(0);
+  replay.join();
+  other.join();
+  lr_set_wait_timeout_ms(20000);
+  REQUIRE(paused);
+  CHECK_FALSE(came_in);
+  CHECK(launched == LR_SUCCESS);
+  CHECK_MESSAGE(replayed == LR_SUCCESS, replay_message);
+  CHECK(copied_in == LR_SUCCESS);
+  CHECK(added == LR_SUCCESS);
+  CHECK(copied_out == LR_SUCCESS);
+  CHECK(other_done == LR_SUCCESS);
+  uint32_t wrong_replay = 0, wrong_other = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    wrong_replay += gout.as<float>()[i] != x[i] + b[i];
+    wrong_other += pout.as<float>()[i] != y[i] + b[i];
+  }
+  CHECK(wrong_replay == 0);
+  CHECK(wrong_other == 0);
 }
 
 #endif

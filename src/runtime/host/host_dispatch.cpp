@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <csetjmp>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -288,11 +290,15 @@ class AltSignalStack {
     munmap(memory_, mapped_);
   }
 
-  void ensure() {
-    if (checked_) return;
+  // True when the thread has an alternate stack (this one or another's).
+  bool ensure() {
+    if (checked_) return memory_ || !own_;
     checked_ = true;
     stack_t current{};
-    if (sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return;  // one is there
+    if (sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) {  // one is there
+      own_ = false;
+      return true;
+    }
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     size_t size = 64 * 1024;
 #ifdef _SC_SIGSTKSZ
@@ -302,10 +308,10 @@ class AltSignalStack {
     // A guard page below the stack: a handler that overflowed it faults
     // instead of writing over other memory.
     void* p = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) return;  // no alternate stack: an overflow ends the process, as before
+    if (p == MAP_FAILED) return false;  // no alternate stack: an overflow ends the process, as before
     if (mprotect(p, page, PROT_NONE) != 0) {
       munmap(p, size + page);
-      return;
+      return false;
     }
     memory_ = p;
     mapped_ = size + page;
@@ -318,6 +324,7 @@ class AltSignalStack {
       munmap(memory_, mapped_);
       memory_ = nullptr;
     }
+    return memory_ != nullptr;
   }
 
  private:
@@ -326,6 +333,7 @@ class AltSignalStack {
   size_t mapped_ = 0;
   size_t page_ = 0;
   bool checked_ = false;
+  bool own_ = true;  // false: the thread had one already
 };
 
 thread_local AltSignalStack t_alt_stack;
@@ -465,11 +473,36 @@ bool run_workgroups(lrrt_host_kernel_fn_t entry, const lrrt_host_dispatch_state_
 
 std::thread start_kernel_thread(std::function<void()> body) {
   auto stack = kKernelStacks ? std::make_unique<KernelStack>() : nullptr;
-  return std::thread([stack = std::move(stack), body = std::move(body)]() mutable {
+  // Returns once the thread has all the memory of its own it needs: its
+  // alternate signal stack and its malloc arena (glibc reserves 64 MiB of
+  // address space for it on the thread's first allocation). Made later,
+  // they took address space that a pool sizing itself against a limit
+  // (ulimit -v) had counted as free, and a queue's thread started after it
+  // failed; more often when the machine was busy and the workers ran late.
+  struct Start {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int state = 0;  // 1: ready, 2: no alternate signal stack
+  } start;
+  std::thread thread([stack = std::move(stack), body = std::move(body), &start]() mutable {
     t_kernel_stack = std::move(stack);
     t_home_mask_known = pthread_sigmask(SIG_SETMASK, nullptr, &t_home_mask) == 0;
-    body();
+    const bool ready = t_alt_stack.ensure();
+    void* volatile arena = std::malloc(64);  // volatile: the pair is not optimised away
+    std::free(arena);
+    {
+      std::lock_guard lock(start.mutex);
+      start.state = ready ? 1 : 2;
+      start.cv.notify_one();  // under the lock: `start` ends when the starter sees the state
+    }
+    if (ready) body();
   });
+  std::unique_lock lock(start.mutex);
+  start.cv.wait(lock, [&] { return start.state != 0; });
+  if (start.state == 1) return thread;
+  lock.unlock();
+  thread.join();
+  LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "cannot map an alternate signal stack for a thread that runs kernel code");
 }
 
 void install_fault_handlers() {

@@ -28,7 +28,8 @@ class HostKernel;
 void install_fault_handlers();
 
 // Starts a thread that will run kernel code, with its kernel stack (an 8 MiB
-// stack above a 64 MiB PROT_NONE guard, host_dispatch.cpp) mapped first:
+// stack above a 64 MiB PROT_NONE guard, host_dispatch.cpp) mapped first;
+// returns once the thread has its alternate signal stack and malloc arena.
 // lrrt::Error(LR_ERROR_OUT_OF_MEMORY) when the address space is not there,
 // std::system_error when the thread cannot start. The pool's workers and the
 // queues' threads start this way; any other thread gets its kernel stack the

@@ -535,9 +535,11 @@ struct MemorySystem {
   uint64_t dispatches = 0;
   std::vector<Snapshot*> open;  // snapshots of dispatches running now
 };
+// Never destroyed, like State: a hung device's queue threads still write
+// back their L2 while the process exits (a race with the destructor under TSan).
 MemorySystem& memory() {
-  static MemorySystem s;
-  return s;
+  static MemorySystem* s = new MemorySystem;
+  return *s;
 }
 size_t l2_count_for(const std::string& isa) {
   return isa.rfind("gfx94", 0) == 0 || isa.rfind("gfx95", 0) == 0 ? 2 : 1;
@@ -1123,6 +1125,21 @@ EXPORT hsa_status_t hsa_amd_agents_allow_access(uint32_t n, const hsa_agent_t* a
   return HSA_STATUS_SUCCESS;
 }
 
+// lrrt_hsa_standin_pause_next_copy_call: armed by the test, taken by the
+// next copy call, which waits until the test lets it go.
+std::mutex pause_mutex;
+std::condition_variable pause_cv;
+bool pause_armed = false, pause_holding = false;
+void pause_if_armed() {
+  std::unique_lock l(pause_mutex);
+  if (!pause_armed) return;
+  pause_armed = false;
+  l.unlock();
+  count("copy_calls_paused");
+  l.lock();
+  pause_cv.wait(l, [] { return !pause_holding; });
+}
+
 EXPORT hsa_status_t hsa_amd_memory_async_copy(void* dst, hsa_agent_t, const void* src, hsa_agent_t,
                                              size_t size, uint32_t num_deps,
                                              const hsa_signal_t* deps, hsa_signal_t completion) {
@@ -1145,6 +1162,7 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void* dst, hsa_agent_t, const void
     copy_engine->tasks.push_back(std::move(t));
   }
   copy_engine->cv.notify_one();
+  pause_if_armed();
   return HSA_STATUS_SUCCESS;
 }
 
@@ -1353,6 +1371,14 @@ EXPORT void lrrt_hsa_standin_hold_copies(int hold) {
     copy_engine->held = hold != 0;
   }
   copy_engine->cv.notify_all();
+}
+EXPORT void lrrt_hsa_standin_pause_next_copy_call(int pause) {
+  {
+    std::lock_guard l(pause_mutex);
+    pause_armed = pause != 0;
+    pause_holding = pause != 0;
+  }
+  pause_cv.notify_all();
 }
 EXPORT void lrrt_hsa_standin_set_fault(const char* spec) { set_faults(spec); }
 EXPORT size_t lrrt_hsa_standin_dispatch_count() {

@@ -54,6 +54,11 @@ typedef void (*lrrt_hsa_standin_reset_fn)(void);
  * (queued copies then run in order). Makes "has the copy finished yet?"
  * deterministic for tests that count the packets lrrt emits. */
 typedef void (*lrrt_hsa_standin_hold_copies_fn)(int hold);
+/* Nonzero: the next hsa_amd_memory_async_copy call, once its copy is queued,
+ * blocks its caller until called again with 0 (counter "copy_calls_paused"
+ * counts callers that blocked). Stops lrrt between a copy it submits and
+ * what it submits next, so a test can make another thread come in there. */
+typedef void (*lrrt_hsa_standin_pause_next_copy_call_fn)(int pause);
 /* Nonzero: worst-order mode (also $LRRT_TEST_WORST_ORDER=1 at hsa_init): the
  * processor runs each open run of dispatches without barrier bit later
  * packets first, and copies as early as their signals allow (standin.cpp
@@ -66,7 +71,7 @@ typedef void (*lrrt_hsa_standin_raise_vm_fault_fn)(uint64_t address);
  * "packets_barrier_and", "packets_barrier_bit": packets with the barrier bit),
  * "dispatches_reordered", "doorbell_rings" (stores to any queue's doorbell),
  * "write_index_adds" (hsa_queue_add_write_index_relaxed calls), "copies",
- * "copy_bytes", "queue_errors", "live_allocations", "zero_byte_copies"
+ * "copy_bytes", "copy_calls_paused", "queue_errors", "live_allocations", "zero_byte_copies"
  * (hsa_amd_memory_async_copy calls of 0 bytes: ROCr never completes their
  * signal), "vm_faults", "scratch_overruns", "symbols_already_defined",
  * "l2_write_backs". */
