@@ -10,6 +10,7 @@
 // lr_launch / lr_memcpy_async and draining before frees.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -95,6 +96,8 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual const KernelInfo& info() const = 0;
+  // lr_kernel_flags_t bits (lr_kernel_set_flags); backends read them at launch.
+  std::atomic<uint32_t> flags{0};
 };
 
 class Module {
