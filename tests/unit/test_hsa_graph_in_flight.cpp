@@ -40,7 +40,7 @@ std::vector<std::byte> inflight_kernel(const std::string& source) {
 template <typename Fn>
 Fn inflight_hook(void* lib, const char* name) {
   auto fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  REQUIRE_MESSAGE(fn, name);
+  REQUIRE_MESSAGE(bool(fn), name);
   return fn;
 }
 

@@ -137,7 +137,7 @@ class HsaGraphExec final : public graph::GraphExec {
   void drain() override;
   void set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) override;
   bool patches_never_wait() const override { return true; }
-  uint32_t max_in_flight() const override { return uint32_t(sets_.size()); }
+  uint32_t max_in_flight() const override { return bound_.load(std::memory_order_relaxed); }
   void set_max_in_flight(uint32_t count) override;
   void describe(graph::Plan& plan) const override;
 
@@ -188,6 +188,7 @@ class HsaGraphExec final : public graph::GraphExec {
 
   std::mutex mutex_;
   std::vector<ReplaySet> sets_;
+  std::atomic<uint32_t> bound_{0};  // sets_.size(), read by lr_graph_exec_get_stats without the lock
   size_t next_ = 0;       // the set the next launch uses
   size_t in_flight_ = 0;  // replays launched and not retired: the sets before next_
   hsa_queue_t* last_ring_ = nullptr;  // lane 0 of the replays in flight
@@ -452,6 +453,7 @@ void HsaGraphExec::make_sets(uint32_t count) {
   }
   for (auto& set : sets_) release_set(set);
   sets_ = std::move(sets);
+  bound_.store(count, std::memory_order_relaxed);
   next_ = 0;
   in_flight_ = 0;
 }
