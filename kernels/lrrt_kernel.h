@@ -329,3 +329,17 @@ constexpr KernelRecord<Size> make_record(const char* kernel, size_t kernarg_size
 #define LRRT_GLOBAL_ID_Z (LRRT_GROUP_ID_Z * LRRT_GROUP_SIZE_Z + LRRT_LOCAL_ID_Z)
 #define LRRT_LOCAL_LINEAR_ID \
   ((LRRT_LOCAL_ID_Z * LRRT_GROUP_SIZE_Y + LRRT_LOCAL_ID_Y) * LRRT_GROUP_SIZE_X + LRRT_LOCAL_ID_X)
+
+// Programmatic dependent launch (cuda, sm_90+; lr_kernel_set_flags
+// LR_KERNEL_WAITS_FOR_PRODUCER): LRRT_WAIT_FOR_PRODUCER() returns once the
+// grids this one depends on finished and their memory is visible;
+// LRRT_LAUNCH_DEPENDENTS() lets the grids that depend on this one start. A
+// kernel launched without programmatic dependencies passes the wait at once.
+// No-ops on host, AMD and NVIDIA before sm_90.
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define LRRT_WAIT_FOR_PRODUCER() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define LRRT_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#else
+#define LRRT_WAIT_FOR_PRODUCER() ((void)0)
+#define LRRT_LAUNCH_DEPENDENTS() ((void)0)
+#endif

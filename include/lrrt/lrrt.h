@@ -350,6 +350,26 @@ LRRT_API lr_status_t lr_kernel_get_properties(lr_kernel_t *kernel,
 LRRT_API lr_status_t lr_kernel_get_arg(lr_kernel_t *kernel, uint32_t index,
                                        lr_kernel_arg_t *arg);
 
+/* What a kernel promises about itself, opt-in (lr_kernel_set_flags). */
+typedef enum lr_kernel_flags_t {
+  /* Programmatic dependent launch (cuda, sm_90+): the kernel waits for the
+   * grid it depends on (griddepcontrol.wait / cudaGridDependencySynchronize)
+   * before it reads or writes any memory another kernel touches (RAW, WAR
+   * and WAW alike: the producer may still be running). cuda may then start
+   * it while its producer drains: a graph edge between two such kernels is
+   * programmatic, and an eager launch gets programmatic stream
+   * serialization. A kernel that does not wait computes wrong results under
+   * this flag, which is why it is opt-in. hsa and host accept the flag and
+   * ignore it. Triton kernels whose metadata says launch_pdl get it from the
+   * manifest layer. */
+  LR_KERNEL_WAITS_FOR_PRODUCER = 1
+} lr_kernel_flags_t;
+/* Sets the kernel's lr_kernel_flags_t bits, for launches and graph steps
+ * added afterwards (a graph step keeps the flags it was recorded with).
+ * Unknown bits are LR_ERROR_INVALID_ARGUMENT. */
+LRRT_API lr_status_t lr_kernel_set_flags(lr_kernel_t *kernel, uint32_t flags);
+LRRT_API lr_status_t lr_kernel_get_flags(lr_kernel_t *kernel, uint32_t *flags);
+
 /* Enqueues a dispatch on the device's default queue and returns once it is
  * submitted. Execution errors surface at the next synchronizing call. args
  * holds the explicit kernel arguments packed as the kernel expects them;
@@ -499,7 +519,12 @@ LRRT_API lr_status_t lr_graph_exec_destroy(lr_graph_exec_t *exec);
  * returns once it is submitted. The replay follows work submitted to queue
  * before it, and work submitted to queue afterwards follows the replay, as
  * with one lr_launch_on_queue. Replays of one exec run one after another,
- * also when launched on different queues. Execution errors surface at the
+ * also when launched on different queues. Several replays of one exec may
+ * be in flight (launched, not finished): on hsa up to the exec's
+ * max_in_flight (lr_graph_exec_set_max_in_flight), and a launch beyond it
+ * waits on the host for the oldest replay in flight; a launch on another
+ * queue than the replays in flight waits for them all. cuda, host and the
+ * generic replay queue replays behind each other without a bound. Execution errors surface at the
  * next synchronizing call (lr_graph_exec_synchronize, lr_queue_synchronize,
  * lr_synchronize). A buffer the exec uses that was freed since it was
  * instantiated makes the launch fail with LR_ERROR_INVALID_ARGUMENT. */
@@ -510,8 +535,9 @@ LRRT_API lr_status_t lr_graph_exec_launch(lr_graph_exec_t *exec,
 LRRT_API lr_status_t lr_graph_exec_launch_with_event(lr_graph_exec_t *exec,
                                                      lr_queue_t *queue,
                                                      lr_event_t *completion);
-/* Waits until the exec's last launched replay finished; returns its first
- * execution error. Returns at once for an exec never launched. */
+/* Waits until the exec's last launched replay (and so every earlier one)
+ * finished; returns the first execution error. Returns at once for an exec
+ * never launched. */
 LRRT_API lr_status_t lr_graph_exec_synchronize(lr_graph_exec_t *exec);
 /* *complete = 1 when no replay of the exec is running, 0 otherwise. */
 LRRT_API lr_status_t lr_graph_exec_query(lr_graph_exec_t *exec,
@@ -520,15 +546,44 @@ LRRT_API lr_status_t lr_graph_exec_query(lr_graph_exec_t *exec,
  * offset, for the replays launched afterwards, without re-recording. Grid,
  * workgroup, shared memory and kernel are fixed at instantiation (changing
  * them means instantiating again). A pointer argument the bytes overlap must
- * still point inside one of the node's declared ranges. While a replay of
- * the exec is running this returns LR_ERROR_BUSY and changes nothing,
- * unless the exec was instantiated with LR_GRAPH_PATCH_WAITS: then it waits
- * for the replay first. */
+ * still point inside one of the node's declared ranges. A patch applies to
+ * the replays launched after it, never to one in flight. On hsa it never
+ * waits: each replay in flight has its own copy of the arguments, and the
+ * patch goes to the next replay launched (LR_GRAPH_PATCH_WAITS changes
+ * nothing there). On the other backends, while a replay of the exec is
+ * running this returns LR_ERROR_BUSY and changes nothing, unless the exec
+ * was instantiated with LR_GRAPH_PATCH_WAITS: then it waits for the replay
+ * first. */
 LRRT_API lr_status_t lr_graph_exec_set_kernargs(lr_graph_exec_t *exec,
                                                 lr_graph_node_t node,
                                                 size_t offset,
                                                 const void *bytes,
                                                 size_t size);
+/* Replays of one exec that may be in flight at once (default
+ * LR_GRAPH_DEFAULT_MAX_IN_FLIGHT, or $LRRT_GRAPH_MAX_IN_FLIGHT when the exec
+ * was instantiated; 0 means the default; at most 64), for later launches.
+ * Waits for the replays in flight first. On hsa each one in flight has its
+ * own signals, packet images and kernarg copy; an exec whose kernels call
+ * OpenCL printf keeps one in flight (one printf buffer). cuda, host and the
+ * generic replay accept the setting and do not need it (their replays queue
+ * behind each other). */
+#define LR_GRAPH_DEFAULT_MAX_IN_FLIGHT 2
+LRRT_API lr_status_t lr_graph_exec_set_max_in_flight(lr_graph_exec_t *exec,
+                                                     uint32_t count);
+
+/* What an exec's launches did, for tests and tuning. Read without waiting
+ * for a launch in progress on another thread. */
+typedef struct lr_graph_exec_stats_t {
+  uint64_t replays;         /* lr_graph_exec_launch calls that submitted a replay */
+  uint64_t launch_waits;    /* of them, launches that waited on the host for an
+                               earlier replay of the exec (all sets in flight, or
+                               another queue) */
+  uint32_t max_in_flight;   /* the bound the backend keeps; 0: none (cuda, host) */
+  uint32_t peak_in_flight;  /* most replays in flight at once (hsa; 0 elsewhere) */
+} lr_graph_exec_stats_t;
+LRRT_API lr_status_t lr_graph_exec_get_stats(lr_graph_exec_t *exec,
+                                             lr_graph_exec_stats_t *stats);
+
 /* The plan the exec runs, as JSON: nodes, edges with their hazard kinds
  * (RAW, WAR, WAW, explicit), the lane of each node and every
  * synchronisation the lowering placed, with the reason. *length receives

@@ -311,6 +311,13 @@ class Kernel {
     for (uint32_t i = 0; i < p.arg_count; ++i) check(lr_kernel_get_arg(kernel_, i, &out[i]), "lr_kernel_get_arg");
     return out;
   }
+  // lr_kernel_flags_t bits (LR_KERNEL_WAITS_FOR_PRODUCER).
+  void set_flags(uint32_t flags) const { check(lr_kernel_set_flags(kernel_, flags), "lr_kernel_set_flags"); }
+  uint32_t flags() const {
+    uint32_t f = 0;
+    check(lr_kernel_get_flags(kernel_, &f), "lr_kernel_get_flags");
+    return f;
+  }
 
  private:
   lr_kernel_t* kernel_ = nullptr;  // owned by its Module
@@ -442,6 +449,15 @@ class GraphExec {
   template <typename T>
   void set_kernarg(GraphNode node, size_t offset, const T& value) const {
     set_kernargs(node, offset, std::as_bytes(std::span<const T>(&value, 1)));
+  }
+  // Replays that may be in flight at once (lr_graph_exec_set_max_in_flight).
+  void set_max_in_flight(uint32_t count) const {
+    check(lr_graph_exec_set_max_in_flight(get(), count), "lr_graph_exec_set_max_in_flight");
+  }
+  lr_graph_exec_stats_t stats() const {
+    lr_graph_exec_stats_t s{};
+    check(lr_graph_exec_get_stats(get(), &s), "lr_graph_exec_get_stats");
+    return s;
   }
   // The plan as JSON (lr_graph_exec_get_plan).
   std::string plan_json() const {

@@ -201,6 +201,7 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
       args_(m.args),
       layout_(layout_kernargs(m.args)),
       config_(to_launch_config(m.launch)) {
+  if (m.waits_for_producer) kernel_.set_flags(kernel_.flags() | LR_KERNEL_WAITS_FOR_PRODUCER);
   const lr_kernel_properties_t kp = kernel_.properties();
   if (kp.has_arg_layout) {
     std::vector<KernelArg> declared;

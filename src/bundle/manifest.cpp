@@ -660,10 +660,11 @@ void parse_kernels(Sequence& seq, const json& v, const std::string& ptr) {
     k.alias = it.key();
     k.pointer = ptr + "/" + pointer_token(it.key());
     if (k.alias.empty()) throw ManifestError(k.pointer, "a kernel alias must not be empty");
-    Obj o(it.value(), k.pointer, {"code_object", "kernel", "description"});
+    Obj o(it.value(), k.pointer, {"code_object", "kernel", "description", "waits_for_producer"});
     o.finish();
     parse_code_object(k.code_object, o.req("code_object", "path of the compiled kernel, or one per backend"), o.ptr("code_object"));
     k.kernel = o.has("kernel") ? get_string(*o.opt("kernel"), o.ptr("kernel")) : k.alias;
+    if (auto* w = o.opt("waits_for_producer")) k.waits_for_producer = get_bool(*w, o.ptr("waits_for_producer"));
     if (auto* d = o.opt("description")) (void)get_string(*d, o.ptr("description"), true);
     seq.kernels.push_back(std::move(k));
   }
@@ -1034,6 +1035,7 @@ Manifest kernel_step_manifest(const Manifest& m, const SequenceStep& step) {
   k.kernel = sk.kernel;
   k.args = step.args;
   k.launch = step.launch;
+  k.waits_for_producer = sk.waits_for_producer;
   return k;
 }
 
@@ -1242,7 +1244,8 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
   Manifest m;
   m.base_dir = base_dir;
   Obj o(doc, "", {"$schema", "lrrt_manifest", "name", "description", "code_object", "kernel", "buffers", "args",
-                  "launch", "warmup", "iterations", "verify", "save", "bytes_per_iteration", "kernels", "sequence", "patch"});
+                  "launch", "warmup", "iterations", "verify", "save", "bytes_per_iteration", "kernels", "sequence", "patch",
+                  "waits_for_producer"});
   const json& ver = o.req("lrrt_manifest", "the format version; this lrrt reads 1");
   if (!ver.is_number_integer() || ver.get<int64_t>() != kManifestVersion)
     throw ManifestError("/lrrt_manifest", fmt::format("unsupported manifest version {} (this lrrt reads {})", json_excerpt(ver), kManifestVersion));
@@ -1251,6 +1254,8 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
   if (auto* n = o.opt("name")) m.name = get_string(*n, "/name");
   if (auto* d = o.opt("description")) m.description = get_string(*d, "/description", true);
   if (o.has("sequence")) {
+    if (o.has("waits_for_producer"))
+      throw ManifestError("/waits_for_producer", "a sequence manifest sets waits_for_producer per kernel, in /kernels/<alias>");
     if (auto* b = o.opt("buffers")) parse_buffers(m, *b, "/buffers");
     parse_sequence(m, o);
     if (m.name.empty()) m.name = "sequence";
@@ -1271,6 +1276,8 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
     parse_launch(m, o.req("launch"), "/launch", m.launch);
     }
   }
+  if (auto* w = o.opt("waits_for_producer")) m.waits_for_producer = get_bool(*w, "/waits_for_producer");
+  if (m.triton.is_object() && m.triton.value("launch_pdl", false)) m.waits_for_producer = true;  // Triton's own word
   if (auto* w = o.opt("warmup")) m.warmup = static_cast<uint32_t>(get_uint(*w, "/warmup", 0, 1000000));
   if (auto* it = o.opt("iterations")) m.iterations = static_cast<uint32_t>(get_uint(*it, "/iterations", 0, 10000000));
   if (auto* v = o.opt("verify")) parse_verify(m, *v, "/verify");

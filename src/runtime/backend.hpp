@@ -10,6 +10,7 @@
 // lr_launch / lr_memcpy_async and draining before frees.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -91,10 +92,25 @@ class Event {
   }
 };
 
+// An atomic word that copies its value (Kernel stays copyable and movable).
+struct KernelFlags {
+  std::atomic<uint32_t> word{0};
+  KernelFlags() = default;
+  KernelFlags(const KernelFlags& o) : word(o.load()) {}
+  KernelFlags& operator=(const KernelFlags& o) {
+    store(o.load());
+    return *this;
+  }
+  uint32_t load(std::memory_order order = std::memory_order_relaxed) const { return word.load(order); }
+  void store(uint32_t v, std::memory_order order = std::memory_order_relaxed) { word.store(v, order); }
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual const KernelInfo& info() const = 0;
+  // lr_kernel_flags_t bits (lr_kernel_set_flags); backends read them at launch.
+  KernelFlags flags;
 };
 
 class Module {

@@ -609,6 +609,23 @@ lr_status_t lr_kernel_get_properties(lr_kernel_t* kernel, lr_kernel_properties_t
   });
 }
 
+lr_status_t lr_kernel_set_flags(lr_kernel_t* kernel, uint32_t flags) {
+  return guard("lr_kernel_set_flags", [&] {
+    rt().check_kernel(kernel);
+    if (flags & ~uint32_t(LR_KERNEL_WAITS_FOR_PRODUCER))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown kernel flags {:#x}", flags & ~uint32_t(LR_KERNEL_WAITS_FOR_PRODUCER));
+    kernel->kernel->flags.store(flags, std::memory_order_relaxed);
+  });
+}
+
+lr_status_t lr_kernel_get_flags(lr_kernel_t* kernel, uint32_t* flags) {
+  return guard("lr_kernel_get_flags", [&] {
+    require(flags, "flags");
+    rt().check_kernel(kernel);
+    *flags = kernel->kernel->flags.load(std::memory_order_relaxed);
+  });
+}
+
 lr_status_t lr_kernel_get_arg(lr_kernel_t* kernel, uint32_t index, lr_kernel_arg_t* arg) {
   return guard("lr_kernel_get_arg", [&] {
     require(arg, "arg");
@@ -811,12 +828,22 @@ lr_status_t lr_graph_exec_set_kernargs(lr_graph_exec_t* exec, lr_graph_node_t no
   });
 }
 
+lr_status_t lr_graph_exec_set_max_in_flight(lr_graph_exec_t* exec, uint32_t count) {
+  return guard("lr_graph_exec_set_max_in_flight", [&] { rt().set_graph_max_in_flight(exec, count); });
+}
+
+lr_status_t lr_graph_exec_get_stats(lr_graph_exec_t* exec, lr_graph_exec_stats_t* stats) {
+  return guard("lr_graph_exec_get_stats", [&] {
+    require(stats, "stats");
+    *stats = rt().graph_stats(exec);
+  });
+}
+
 lr_status_t lr_graph_exec_get_plan(lr_graph_exec_t* exec, char* json, size_t capacity, size_t* length) {
   return guard("lr_graph_exec_get_plan", [&] {
     require(length, "length");
-    rt().check_graph_exec(exec);
     if (capacity && !json) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "json is null but capacity is {}", capacity);
-    const std::string& plan = exec->plan_json;
+    const std::string plan = rt().graph_plan(exec);
     *length = plan.size();
     if (capacity == 0) return;
     if (plan.size() + 1 > capacity) {

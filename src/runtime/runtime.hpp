@@ -184,6 +184,9 @@ class Runtime {
   void check_graph_exec(const lr_graph_exec_t* exec);
   void launch_graph(lr_graph_exec_t* exec, lr_queue_t* queue, lr_event_t* completion);
   void set_graph_kernargs(lr_graph_exec_t* exec, uint32_t node, size_t offset, std::span<const std::byte> bytes);
+  void set_graph_max_in_flight(lr_graph_exec_t* exec, uint32_t count);
+  lr_graph_exec_stats_t graph_stats(lr_graph_exec_t* exec);
+  std::string graph_plan(lr_graph_exec_t* exec);
 
   // Waits for every queue of the device; rethrows the first execution error.
   void drain(DeviceState& state);

@@ -626,6 +626,16 @@ void expect_bench_replay(const std::string& backend, bool native_graph) {
     const json* pl = summary(metric + "-" + kernels + "-per-launch-vs-replay");
     REQUIRE(pl);
     CHECK((*pl)["baseline_label"] == "lrrt replay");
+    // Cases with several replays per sample: back to back against one at a time.
+    const bool several = metric != "saxpy-chain" && !(metric == "chain" && kernels == "1024") &&
+                         !(metric == "chain" && kernels == "256");
+    CHECK(bool(find(metric, kernels, "lrrt", "one-at-a-time")) == several);
+    if (several) {
+      const json* b2b = summary(metric + "-" + kernels + "-back-to-back-vs-one-at-a-time");
+      REQUIRE(b2b);
+      CHECK((*b2b)["baseline"].get<double>() > 0);
+      CHECK((*b2b)["note"].get<std::string>().find("replays/s back to back") != std::string::npos);
+    }
   }
   const json* overlap = summary("fan-out-overlap");
   REQUIRE(overlap);

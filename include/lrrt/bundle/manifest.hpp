@@ -127,6 +127,7 @@ struct SequenceKernel {
   std::map<std::string, std::string> code_object;  // as Manifest::code_object
   std::string kernel;                              // symbol
   std::string pointer;                             // "/kernels/<alias>"
+  bool waits_for_producer = false;                 // LR_KERNEL_WAITS_FOR_PRODUCER
 };
 
 // One step of a sequence after `repeat` is expanded. Steps written once in
@@ -188,6 +189,10 @@ struct Manifest {
   std::string verify_skip_reason;  // "verify": {"skip": "..."}
   std::vector<SaveSpec> save;
   std::optional<uint64_t> bytes_per_iteration;
+  // "waits_for_producer": the kernel waits for its producer before touching
+  // memory (lr_kernel_set_flags LR_KERNEL_WAITS_FOR_PRODUCER); also set by a
+  // Triton entry whose metadata says launch_pdl.
+  bool waits_for_producer = false;
   // Set for a sequence manifest (docs/manifest.md, "Sequences"); code_object,
   // kernel, args and launch are then empty.
   std::optional<Sequence> sequence;

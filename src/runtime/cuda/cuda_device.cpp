@@ -1,6 +1,7 @@
 #include "cuda_device.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include "cuda_event.hpp"
@@ -45,6 +46,8 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   sm_ = static_cast<uint32_t>(major * 10 + minor);
+  const char* pdl = std::getenv("LRRT_CUDA_PDL");
+  pdl_ = sm_ >= 90 && !(pdl && std::string(pdl) == "0");
   size_t total = 0;
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDeviceTotalMem(&total, device_));
 

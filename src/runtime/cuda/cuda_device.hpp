@@ -38,6 +38,9 @@ class CudaDevice final : public Device {
     if (current != context_) cu().cuCtxSetCurrent(context_);
   }
   uint32_t sm() const { return sm_; }
+  // Programmatic dependent launch for LR_KERNEL_WAITS_FOR_PRODUCER kernels:
+  // sm_90+, unless LRRT_CUDA_PDL=0 (read when the device opens).
+  bool programmatic_launch() const { return pdl_; }
   uint32_t ordinal() const { return ordinal_; }
   CUdevice handle() const { return device_; }
   CUcontext context() const { return context_; }
@@ -69,6 +72,7 @@ class CudaDevice final : public Device {
   CUdevice device_;
   CUcontext context_ = nullptr;
   uint32_t sm_ = 0;
+  bool pdl_ = false;
   std::string description_;
   DeviceProperties properties_;
   CUstream copy_stream_ = nullptr;  // copy_sync's copies, all directions

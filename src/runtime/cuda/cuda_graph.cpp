@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -106,6 +107,50 @@ using graph::PlanSync;
 // fills copy it repeatedly (one memcpy node per block).
 constexpr size_t kPatternBlockBytes = size_t(1) << 20;
 
+// Bisecting what the exec adds around cuGraphLaunch on small graphs (issue
+// 22, part 1), read at instantiation and named in the plan. Defaults are
+// the production behaviour; the others exist to be measured against it.
+//  LRRT_CUDA_GRAPH_COMPLETION=node (default: an event-record node, blocking-
+//    sync event) | node-spin (the node, an event without BLOCKING_SYNC) |
+//    record | record-spin (cuEventRecord after cuGraphLaunch) | stream (no
+//    event per replay: waits and queries go to the last launch stream, which
+//    also covers other work on it: the native graph's shape)
+//  LRRT_CUDA_GRAPH_CONTEXT=0: launch skips making the context current (only
+//    right on a thread whose current context is already the device's)
+//  LRRT_CUDA_GRAPH_KERNEL_PARAMS=1: kernel nodes take kernelParams (a pointer
+//    per parameter) instead of one `extra` argument buffer, as stream
+//    capture of cuLaunchKernel(kernelParams) makes them
+struct GraphKnobs {
+  enum class Completion { Node, NodeSpin, Record, RecordSpin, Stream } completion = Completion::Node;
+  bool make_current = true;
+  bool kernel_params = false;
+  std::string describe() const {
+    static const char* names[] = {"node", "node-spin", "record", "record-spin", "stream"};
+    return fmt::format("completion={} context={} kernel_params={}", names[int(completion)], make_current ? 1 : 0,
+                       kernel_params ? 1 : 0);
+  }
+  bool is_default() const { return completion == Completion::Node && make_current && !kernel_params; }
+  bool in_graph() const { return completion == Completion::Node || completion == Completion::NodeSpin; }
+  bool spin_event() const { return completion == Completion::NodeSpin || completion == Completion::RecordSpin; }
+  static GraphKnobs read() {
+    GraphKnobs k;
+    if (const char* c = std::getenv("LRRT_CUDA_GRAPH_COMPLETION"); c && *c) {
+      const std::string v = c;
+      if (v == "node") k.completion = Completion::Node;
+      else if (v == "node-spin") k.completion = Completion::NodeSpin;
+      else if (v == "record") k.completion = Completion::Record;
+      else if (v == "record-spin") k.completion = Completion::RecordSpin;
+      else if (v == "stream") k.completion = Completion::Stream;
+      else
+        LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                   "LRRT_CUDA_GRAPH_COMPLETION='{}': expected node, node-spin, record, record-spin or stream", v);
+    }
+    if (const char* c = std::getenv("LRRT_CUDA_GRAPH_CONTEXT"); c && std::string(c) == "0") k.make_current = false;
+    if (const char* c = std::getenv("LRRT_CUDA_GRAPH_KERNEL_PARAMS"); c && std::string(c) == "1") k.kernel_params = true;
+    return k;
+  }
+};
+
 class CudaGraphExec final : public graph::GraphExec {
  public:
   CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering);
@@ -124,6 +169,7 @@ class CudaGraphExec final : public graph::GraphExec {
     CUfunction function = nullptr;
     LaunchConfig config;
     std::vector<std::byte> args;  // the explicit bytes the kernel takes
+    std::vector<uint32_t> param_offsets;  // LRRT_CUDA_GRAPH_KERNEL_PARAMS: each explicit parameter's offset
     std::string name;             // "node 3 (kernel 'saxpy')"
   };
   // Calls f(params) with the node's parameters (and argument list) alive.
@@ -146,10 +192,12 @@ class CudaGraphExec final : public graph::GraphExec {
   std::string kernel_names_;   // for fault messages: "'saxpy' (...)"
   const std::string* last_kernel_ = nullptr;  // noted on the device at each launch
   std::vector<PlanSync> sync_;
+  std::vector<std::pair<uint32_t, uint32_t>> programmatic_;  // (from, to) node pairs joined programmatically
 
   std::mutex mutex_;
   bool launched_ = false;
   CUstream last_stream_ = nullptr;
+  GraphKnobs knobs_ = GraphKnobs::read();
 };
 
 #define LRRT_GRAPH_CHECK(call, node) check(cu_graph().call, #call, (node), __FILE__, __LINE__)
@@ -168,6 +216,12 @@ CUresult CudaGraphExec::with_params(const KernelNode& k, F&& f) const {
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   // The driver copies the list and the bytes it points to during the call.
   CUDA_KERNEL_NODE_PARAMS params = kernel_node_params(k.function, k.config, size ? extra : nullptr);
+  std::vector<void*> pointers;
+  if (knobs_.kernel_params && !k.param_offsets.empty()) {
+    for (uint32_t off : k.param_offsets) pointers.push_back(const_cast<std::byte*>(k.args.data()) + off);
+    params.extra = nullptr;
+    params.kernelParams = pointers.data();
+  }
   return f(params);
 }
 
@@ -175,6 +229,9 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
   const auto& nodes = lowering.graph.nodes();
   const graph::Derived& d = lowering.derived;
   const uint32_t n = d.node_count;
+  uint32_t flagged = 0;  // kernel nodes recorded with LR_KERNEL_WAITS_FOR_PRODUCER
+  for (uint32_t v = 0; v < n; ++v)
+    flagged += nodes[v].kind() == NodeKind::Kernel && std::get<graph::KernelStep>(nodes[v].step).waits_for_producer;
   device_.make_current();
   try {
     if (n != 0) LRRT_GRAPH_CHECK(cuGraphCreate(&graph_, 0), std::string());
@@ -182,10 +239,27 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
     std::vector<std::vector<CUgraphNode>> handles(n);  // what a successor depends on
     std::vector<CUgraphNode> deps;
     std::vector<std::string> names;
+    // Programmatic edges (CUDA 12.3+ edge data, sm_90+): between two kernels
+    // that both wait for their producer (LR_KERNEL_WAITS_FOR_PRODUCER), the
+    // consumer may start while the producer drains; the consumer waits for it
+    // before touching memory, and the producer waited for its own producers,
+    // so what the reduction removed stays ordered. Every other edge is full.
+    auto waits = [&](uint32_t v) {
+      return nodes[v].kind() == NodeKind::Kernel && std::get<graph::KernelStep>(nodes[v].step).waits_for_producer;
+    };
+    const bool pdl = device_.programmatic_launch() && cu_graph().cuGraphAddDependencies != nullptr;
+    std::vector<CUgraphNode> prog_from, prog_to;
     for (uint32_t v : d.order) {
       const std::string node_name = graph::describe_node(nodes, v);
       deps.clear();
-      for (uint32_t p : d.preds[v]) deps.insert(deps.end(), handles[p].begin(), handles[p].end());
+      std::vector<uint32_t> programmatic;
+      for (uint32_t p : d.preds[v]) {
+        if (pdl && waits(v) && waits(p)) {
+          programmatic.push_back(p);
+          continue;
+        }
+        deps.insert(deps.end(), handles[p].begin(), handles[p].end());
+      }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());  // the driver refuses duplicates
       switch (nodes[v].kind()) {
@@ -198,8 +272,12 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
           k.args = step.args;
           k.name = node_name;
           // The explicit bytes only (the core accepts trailing padding).
-          if (const KernelInfo& info = kernel.info(); info.has_arg_layout)
+          if (const KernelInfo& info = kernel.info(); info.has_arg_layout) {
             k.args.resize(std::min<size_t>(k.args.size(), kernel.param_bytes()));
+            if (knobs_.kernel_params)
+              for (const auto& a : info.args)
+                if (a.offset + a.size <= k.args.size()) k.param_offsets.push_back(a.offset);
+          }
           if (k.config.dynamic_shared_bytes > 48 * 1024) kernel.ensure_dynamic_shared(k.config.dynamic_shared_bytes);
           CUgraphNode h = nullptr;
           CUresult r = with_params(k, [&](const CUDA_KERNEL_NODE_PARAMS& params) {
@@ -208,6 +286,11 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
           check(r, "cuGraphAddKernelNode", node_name, __FILE__, __LINE__);
           k.handle = h;
           handles[v] = {h};
+          for (uint32_t p : programmatic) {
+            prog_from.push_back(handles[p].front());
+            prog_to.push_back(h);
+            programmatic_.emplace_back(p, v);
+          }
           kernel_of_node_[v] = int32_t(kernels_.size());
           const std::string& kname = kernel.info().name;
           if (std::find(names.begin(), names.end(), kname) == names.end()) names.push_back(kname);
@@ -275,8 +358,22 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
       }
       dependencies_ += uint32_t(deps.size());
     }
-    LRRT_CUDA_CHECK_DEVICE(device_, "", cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
-    if (graph_) {
+    if (!prog_from.empty()) {
+      CUgraphEdgeData edge{};
+      edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;  // at the producer's trigger, or its end
+      edge.to_port = CU_GRAPH_KERNEL_NODE_PORT_DEFAULT;
+      edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+      std::vector<CUgraphEdgeData> data(prog_from.size(), edge);
+      check(cu_graph().cuGraphAddDependencies(graph_, prog_from.data(), prog_to.data(), data.data(), data.size()),
+            "cuGraphAddDependencies", fmt::format("{} programmatic edge(s)", data.size()), __FILE__, __LINE__);
+      dependencies_ += uint32_t(data.size());
+    }
+    LRRT_CUDA_CHECK_DEVICE(
+        device_, "",
+        cuEventCreate(&done_, (knobs_.spin_event() ? 0u : unsigned(CU_EVENT_BLOCKING_SYNC)) | CU_EVENT_DISABLE_TIMING));
+    if (graph_ && !knobs_.in_graph()) {
+      LRRT_GRAPH_CHECK(cuGraphInstantiateWithFlags(&exec_, graph_, 0), std::string());
+    } else if (graph_) {
       // The replay's completion is a node of the graph, after every node
       // nothing else follows: one cuGraphLaunch per replay and no separate
       // cuEventRecord (which cost as much as the launch of a small graph).
@@ -306,6 +403,23 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
   if (lowering.lanes.count > 1)
     sync_.push_back({"lanes", -1,
                      "lanes are not used: the CUDA driver runs independent branches of the graph concurrently"});
+  if (flagged)
+    sync_.push_back(
+        {"programmatic", -1,
+         !programmatic_.empty()
+             ? fmt::format("{} programmatic edge(s) (CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC from the producer's "
+                           "programmatic port) between kernels that wait for their producer; full edges elsewhere",
+                           programmatic_.size())
+         : !device_.programmatic_launch()
+             ? std::string("kernels wait for their producer, but programmatic launch is off (before sm_90, or "
+                           "LRRT_CUDA_PDL=0): full edges")
+         : cu_graph().cuGraphAddDependencies == nullptr
+             ? std::string("kernels wait for their producer, but the driver lacks cuGraphAddDependencies with "
+                           "edge data (CUDA 12.3): full edges")
+             : std::string("kernels wait for their producer, but no edge joins two of them: full edges")});
+  if (!knobs_.is_default())
+    sync_.push_back({"test_knobs", -1,
+                     fmt::format("bisect knobs (LRRT_CUDA_GRAPH_*): {}; not the production replay", knobs_.describe())});
   sync_.push_back({"order", -1,
                    "a replay launched on another queue than the previous one waits for the previous replay's "
                    "event (cuStreamWaitEvent)"});
@@ -346,11 +460,14 @@ CudaGraphExec::~CudaGraphExec() {
 void CudaGraphExec::launch(Queue& queue, Event* completion) {
   std::lock_guard lock(mutex_);
   CUstream stream = static_cast<CudaQueue&>(queue).stream();
-  device_.make_current();
+  if (knobs_.make_current) device_.make_current();
   // cuGraphLaunch orders launches of one exec itself; the wait says so
   // explicitly and covers the empty graph, which has no CUDA graph.
-  if (launched_ && stream != last_stream_)
+  if (launched_ && stream != last_stream_) {
+    if (knobs_.completion == GraphKnobs::Completion::Stream)
+      LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, last_stream_));
     LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuStreamWaitEvent(stream, done_, 0));
+  }
   if (exec_) {
     CUresult r = cu_graph().cuGraphLaunch(exec_, stream);
     if (r != CUDA_SUCCESS) {
@@ -360,6 +477,8 @@ void CudaGraphExec::launch(Queue& queue, Event* completion) {
                               device_.description(), cu_error_text(r), file_basename(__FILE__), __LINE__));
     }
     if (last_kernel_) device_.note_launch(last_kernel_);
+    if (knobs_.completion == GraphKnobs::Completion::Record || knobs_.completion == GraphKnobs::Completion::RecordSpin)
+      LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
   } else {
     LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
   }
@@ -372,7 +491,8 @@ bool CudaGraphExec::running() {
   std::lock_guard lock(mutex_);
   if (!launched_) return false;
   device_.make_current();
-  CUresult r = cu().cuEventQuery(done_);
+  const bool on_stream = knobs_.completion == GraphKnobs::Completion::Stream && exec_;
+  CUresult r = on_stream ? cu().cuStreamQuery(last_stream_) : cu().cuEventQuery(done_);
   if (r == CUDA_ERROR_NOT_READY) return true;
   if (r != CUDA_SUCCESS) device_.fail(r, "cuEventQuery on a CUDA graph replay", kernel_names_, __FILE__, __LINE__);
   return false;
@@ -382,6 +502,16 @@ void CudaGraphExec::synchronize() {
   std::lock_guard lock(mutex_);
   if (!launched_) return;
   device_.make_current();
+  auto describe = [&] {
+    return fmt::format("a replay of a {} on {}{}", summary_, device_.description(),
+                       kernel_names_.empty() ? "" : ", running kernel " + kernel_names_);
+  };
+  if (knobs_.completion == GraphKnobs::Completion::Stream && exec_) {
+    CudaWait on_stream(last_stream_, done_, describe);
+    if (rt::wait(on_stream) == WaitStatus::Complete) return;
+    device_.fail(on_stream.result(), "waiting for a CUDA graph replay (cuStreamQuery)", kernel_names_, __FILE__,
+                 __LINE__);
+  }
   CudaWait target(done_, [&] {
     return fmt::format("a replay of a {} on {}{}", summary_, device_.description(),
                        kernel_names_.empty() ? "" : ", running kernel " + kernel_names_);
@@ -416,6 +546,10 @@ void CudaGraphExec::set_kernargs(uint32_t node, size_t offset, std::span<const s
 void CudaGraphExec::describe(graph::Plan& plan) const {
   plan.lowering = "cuda-graph";
   plan.sync = sync_;
+  plan.programmatic.assign(plan.edges.size(), 0);
+  for (size_t i = 0; i < plan.edges.size(); ++i)
+    for (const auto& [from, to] : programmatic_)
+      if (plan.edges[i].from == from && plan.edges[i].to == to) plan.programmatic[i] = 1;
 }
 
 #undef LRRT_GRAPH_CHECK

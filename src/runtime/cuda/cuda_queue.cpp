@@ -104,10 +104,31 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
   CudaEvent* sig = begin_operation(wait_for, signal);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-  CUresult r = s.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z,
-                                config.block.x, config.block.y, config.block.z,
-                                config.dynamic_shared_bytes, stream_, nullptr,
-                                size ? extra : nullptr);
+  CUresult r;
+  if (s.cuLaunchKernelEx && device_.programmatic_launch() &&
+      (k.flags.load(std::memory_order_relaxed) & LR_KERNEL_WAITS_FOR_PRODUCER)) {
+    // The kernel waits for its producer itself: it may start while the
+    // stream's previous kernel drains (programmatic stream serialization).
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig lc{};
+    lc.gridDimX = config.grid.x;
+    lc.gridDimY = config.grid.y;
+    lc.gridDimZ = config.grid.z;
+    lc.blockDimX = config.block.x;
+    lc.blockDimY = config.block.y;
+    lc.blockDimZ = config.block.z;
+    lc.sharedMemBytes = config.dynamic_shared_bytes;
+    lc.hStream = stream_;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    r = s.cuLaunchKernelEx(&lc, k.function(), nullptr, size ? extra : nullptr);
+  } else {
+    r = s.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                         config.block.y, config.block.z, config.dynamic_shared_bytes, stream_, nullptr,
+                         size ? extra : nullptr);
+  }
   if (r != CUDA_SUCCESS) {
     if (cu_is_sticky_fault(r)) device_.fail(r, "cuLaunchKernel", recent_kernels(), __FILE__, __LINE__);
     throw Error(cu_status(r, LR_ERROR_INVALID_ARGUMENT),

@@ -50,6 +50,7 @@
 
 // Entry points of newer drivers (12.3/12.4+); null when the driver lacks them.
 #define LRRT_CUDA_OPTIONAL_SYMBOLS(X) \
+  X(cuLaunchKernelEx)                 \
   X(cuFuncGetParamInfo)               \
   X(cuFuncGetName)                    \
   X(cuModuleGetFunctionCount)         \
@@ -94,3 +95,10 @@
   X(cuGraphExecDestroy, 12000)               \
   X(cuGraphExecKernelNodeSetParams, 12000)   \
   X(cuGraphLaunch, 12000)
+
+// Optional graph entry points, at the version of their prototype in cuda.h:
+// cuGraphAddDependencies with edge data (_v2, CUDA 12.3) for programmatic
+// edges between kernels that wait for their producer (LR_KERNEL_WAITS_FOR_
+// PRODUCER). Null on older drivers: those edges are full edges then.
+#define LRRT_CUDA_GRAPH_OPTIONAL_SYMBOLS(X) \
+  X(cuGraphAddDependencies, 12030)

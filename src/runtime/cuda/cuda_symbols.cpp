@@ -100,6 +100,10 @@ std::string do_load() {
   LRRT_CUDA_GRAPH_SYMBOLS(LRRT_CUDA_RESOLVE_GRAPH)
 #undef LRRT_CUDA_RESOLVE_GRAPH
   g.available = g.missing.empty();
+#define LRRT_CUDA_RESOLVE_GRAPH_OPTIONAL(name, version) \
+  g.name = reinterpret_cast<decltype(g.name)>(resolve_at(#name, version));
+  LRRT_CUDA_GRAPH_OPTIONAL_SYMBOLS(LRRT_CUDA_RESOLVE_GRAPH_OPTIONAL)
+#undef LRRT_CUDA_RESOLVE_GRAPH_OPTIONAL
   return {};
 }
 

@@ -35,6 +35,7 @@ struct CudaSymbols {
 struct CudaGraphSymbols {
 #define LRRT_CUDA_DECLARE_GRAPH_SYMBOL(name, version) decltype(&::name) name = nullptr;
   LRRT_CUDA_GRAPH_SYMBOLS(LRRT_CUDA_DECLARE_GRAPH_SYMBOL)
+  LRRT_CUDA_GRAPH_OPTIONAL_SYMBOLS(LRRT_CUDA_DECLARE_GRAPH_SYMBOL)  // may stay null
 #undef LRRT_CUDA_DECLARE_GRAPH_SYMBOL
   // Every entry point resolved; else `missing` names those that were not.
   bool available = false;

@@ -3,6 +3,7 @@
 // backend has until it lowers graphs itself (Device::instantiate_graph).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,17 @@ struct Lowering {
   const Graph& graph;
   const Derived& derived;
   const Lanes& lanes;
+  // Replays of the exec that may be in flight at once (lr_graph_exec_set_
+  // max_in_flight; LR_GRAPH_DEFAULT_MAX_IN_FLIGHT or LRRT_GRAPH_MAX_IN_FLIGHT).
+  // Only lowerings that bound it themselves read it (hsa).
+  uint32_t max_in_flight = 1;
+};
+
+// What lr_graph_exec_get_stats reports beside the core's replay count; read
+// without the exec's lock, so a test can watch a launch that waits.
+struct ReplayCounters {
+  std::atomic<uint64_t> launch_waits{0};    // launches that waited on the host for an earlier replay
+  std::atomic<uint32_t> peak_in_flight{0};  // most replays in flight at once, where the lowering tracks it
 };
 
 class GraphExec {
@@ -44,8 +56,18 @@ class GraphExec {
   // The core has checked the node, the range, the pointers, and that no
   // replay is running.
   virtual void set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) = 0;
+  // True when set_kernargs never touches a replay in flight (it stages the
+  // patch for the next launch): the core then neither refuses nor waits.
+  virtual bool patches_never_wait() const { return false; }
+  // The bound on replays in flight the lowering keeps, 0 when it keeps none
+  // (the driver or the queue orders the replays; nothing is reused early).
+  virtual uint32_t max_in_flight() const { return 0; }
+  // Changes that bound for later launches (may wait for the replays in flight).
+  virtual void set_max_in_flight(uint32_t) {}
   // Names the lowering and adds the synchronisation it placed to the plan.
   virtual void describe(Plan& plan) const = 0;
+
+  ReplayCounters counters;
 };
 
 // The generic replay: the nodes go, in topological order, through the

@@ -204,7 +204,8 @@ uint32_t Graph::add_kernel(Kernel& kernel, const LaunchConfig& config, std::span
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "kernel '{}': access {} wraps around the address space", info.name, i);
   }
   Node node;
-  node.step = KernelStep{&kernel, config, std::vector<std::byte>(args.begin(), args.end())};
+  node.step = KernelStep{&kernel, config, std::vector<std::byte>(args.begin(), args.end()),
+                         (kernel.flags.load(std::memory_order_relaxed) & LR_KERNEL_WAITS_FOR_PRODUCER) != 0};
   node.accesses.assign(accesses.begin(), accesses.end());
   for (auto& a : node.accesses) a.device_side = true;
   nodes_.push_back(std::move(node));

@@ -57,6 +57,9 @@ struct KernelStep {
   Kernel* kernel = nullptr;
   LaunchConfig config;
   std::vector<std::byte> args;  // explicit arguments, packed
+  // LR_KERNEL_WAITS_FOR_PRODUCER when recorded: the cuda lowering may join
+  // two such kernels by a programmatic edge.
+  bool waits_for_producer = false;
 };
 struct CopyStep {
   void* dst = nullptr;

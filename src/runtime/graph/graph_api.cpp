@@ -15,6 +15,35 @@ namespace lrrt::rt {
 namespace {
 
 constexpr uint32_t kMaxLanes = 8;
+constexpr uint32_t kMaxInFlight = 64;
+
+void check_max_in_flight(uint64_t count, const char* what) {
+  if (count > kMaxInFlight)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{} is {}; at most {} replays of one exec can be in flight", what, count,
+               kMaxInFlight);
+}
+
+// LRRT_GRAPH_MAX_IN_FLIGHT: the bound for execs instantiated while it is set.
+uint32_t default_max_in_flight() {
+  const char* v = std::getenv("LRRT_GRAPH_MAX_IN_FLIGHT");
+  if (!v || !*v) return LR_GRAPH_DEFAULT_MAX_IN_FLIGHT;
+  char* end = nullptr;
+  const unsigned long count = std::strtoul(v, &end, 10);
+  if (*end || *v == '-' || count == 0)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_GRAPH_MAX_IN_FLIGHT='{}' is not a count of replays (1 to {})", v,
+               kMaxInFlight);
+  check_max_in_flight(count, "LRRT_GRAPH_MAX_IN_FLIGHT");
+  return uint32_t(count);
+}
+
+// The plan as lr_graph_exec_get_plan returns it (call with exec->mutex held
+// once the exec is shared).
+void describe_exec(lr_graph_exec_t& exec) {
+  graph::Plan plan = exec.base_plan;
+  exec.exec->describe(plan);
+  plan.max_in_flight = exec.exec->max_in_flight();
+  exec.plan_json = graph::plan_to_json(plan);
+}
 
 graph::AllocationTable allocation_table(DeviceState& state) {
   graph::AllocationTable table;
@@ -104,6 +133,7 @@ lr_graph_exec_t* Runtime::instantiate_graph(lr_graph_t* graph, const lr_graph_in
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown instantiate flags {:#x}", options->flags);
     patch_waits = options->flags & LR_GRAPH_PATCH_WAITS;
   }
+  const uint32_t max_in_flight = default_max_in_flight();
   DeviceState& state = *graph->device;
   Device& device = opened(state);
 
@@ -118,10 +148,9 @@ lr_graph_exec_t* Runtime::instantiate_graph(lr_graph_t* graph, const lr_graph_in
     graph::Derived derived = graph::derive(graph->graph, allocation_table(state), derive_options);
     check_launch_limits(graph->graph, device.properties());
     graph::Lanes lanes = graph::assign_lanes(derived, max_lanes);
-    exec->exec = device.instantiate_graph(graph::Lowering{graph->graph, derived, lanes});
-    graph::Plan plan = graph::make_plan(graph->graph, derived, lanes, max_lanes);
-    exec->exec->describe(plan);
-    exec->plan_json = graph::plan_to_json(plan);
+    exec->exec = device.instantiate_graph(graph::Lowering{graph->graph, derived, lanes, max_in_flight});
+    exec->base_plan = graph::make_plan(graph->graph, derived, lanes, max_lanes);
+    describe_exec(*exec);
     exec->nodes = graph->graph.nodes();
     exec->accesses = std::move(derived.accesses);
     for (const auto& use : graph->modules) exec->modules.emplace_back(use.module());
@@ -204,7 +233,33 @@ void Runtime::launch_graph(lr_graph_exec_t* exec, lr_queue_t* queue, lr_event_t*
     SubmitScope submitted(state.default_queue_submissions);
     exec->exec->launch(*state.default_queue, completion ? completion->event.get() : nullptr);
   }
+  exec->replays.fetch_add(1, std::memory_order_relaxed);
   if (completion) completion->recorded.store(true);
+}
+
+void Runtime::set_graph_max_in_flight(lr_graph_exec_t* exec, uint32_t count) {
+  check_graph_exec(exec);
+  check_max_in_flight(count, "max_in_flight");
+  std::lock_guard lock(exec->mutex);
+  exec->exec->set_max_in_flight(count ? count : LR_GRAPH_DEFAULT_MAX_IN_FLIGHT);
+  describe_exec(*exec);
+}
+
+lr_graph_exec_stats_t Runtime::graph_stats(lr_graph_exec_t* exec) {
+  check_graph_exec(exec);
+  // No exec lock: a launch waiting for a replay holds it.
+  lr_graph_exec_stats_t stats{};
+  stats.replays = exec->replays.load(std::memory_order_relaxed);
+  stats.launch_waits = exec->exec->counters.launch_waits.load(std::memory_order_relaxed);
+  stats.max_in_flight = exec->exec->max_in_flight();
+  stats.peak_in_flight = exec->exec->counters.peak_in_flight.load(std::memory_order_relaxed);
+  return stats;
+}
+
+std::string Runtime::graph_plan(lr_graph_exec_t* exec) {
+  check_graph_exec(exec);
+  std::lock_guard lock(exec->mutex);
+  return exec->plan_json;
 }
 
 void Runtime::set_graph_kernargs(lr_graph_exec_t* exec, uint32_t node, size_t offset,
@@ -229,7 +284,7 @@ void Runtime::set_graph_kernargs(lr_graph_exec_t* exec, uint32_t node, size_t of
     std::memcpy(patched.data() + offset, bytes.data(), bytes.size());
     graph::check_kernel_args(exec->nodes, node, patched, exec->accesses[node], allocation_table(*exec->device));
   }
-  if (exec->exec->running()) {
+  if (!exec->exec->patches_never_wait() && exec->exec->running()) {
     if (!exec->patch_waits)
       LRRT_THROW(LR_ERROR_BUSY,
                  "a replay of the exec is still running: call lr_graph_exec_synchronize before patching {}, or "

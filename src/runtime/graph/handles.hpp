@@ -2,6 +2,7 @@
 // runtime singleton like queues and events.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -54,5 +55,9 @@ struct lr_graph_exec_t {
   std::vector<std::vector<lrrt::rt::graph::ResolvedAccess>> accesses;
   uint64_t checked_free_epoch = 0;
   bool patch_waits = false;
+  std::atomic<uint64_t> replays{0};
+  // The lowering-independent plan, kept so the plan can be described again
+  // when the bound on replays in flight changes; plan_json under `mutex`.
+  lrrt::rt::graph::Plan base_plan;
   std::string plan_json;
 };

@@ -37,9 +37,10 @@ std::string hazard_array(uint8_t h) {
   return out + "]";
 }
 
-std::string edge_json(const Edge& e) {
+std::string edge_json(const Edge& e, bool programmatic = false) {
   std::string out = fmt::format(R"({{"from":{},"to":{},"hazards":{})", e.from, e.to, hazard_array(e.hazards));
   if (!e.range.empty()) out += fmt::format(R"(,"bytes":["{:#x}","{:#x}"])", e.range.begin, e.range.end);
+  if (programmatic) out += R"(,"programmatic":true)";
   return out + "}";
 }
 
@@ -120,8 +121,10 @@ std::string plan_to_json(const Plan& plan) {
     out += "]}";
   }
   out += R"(],"edges":[)";
-  for (size_t i = 0; i < plan.edges.size(); ++i) out += (i ? "," : "") + edge_json(plan.edges[i]);
+  for (size_t i = 0; i < plan.edges.size(); ++i)
+    out += (i ? "," : "") + edge_json(plan.edges[i], i < plan.programmatic.size() && plan.programmatic[i]);
   out += "]";
+  out += fmt::format(R"(,"max_in_flight":{})", plan.max_in_flight);
   if (plan.dropped_for_test) out += R"(,"dropped_for_test":)" + edge_json(*plan.dropped_for_test);
   if (plan.test_worst_order) out += R"(,"test_worst_order":true)";
   out += R"(,"sync":[)";

@@ -51,6 +51,12 @@ struct Plan {
   bool test_worst_order = false;
   std::vector<PlanSync> sync;
   std::optional<AqlPlan> aql;  // the hsa lowering's packets
+  // Replays that may be in flight at once, as the lowering bounds them; 0:
+  // not bounded by lrrt (the driver or the launch queue orders them).
+  uint32_t max_in_flight = 0;
+  // Per edge (parallel to `edges`): the lowering made it a programmatic
+  // dependency (cuda: both kernels wait for their producer; "waits_for_producer").
+  std::vector<uint8_t> programmatic;
 };
 
 // The lowering-independent part; the lowering adds `lowering`, `sync` and

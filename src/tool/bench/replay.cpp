@@ -2,6 +2,7 @@
 // loop, the backend's native graph and the native per-launch loop, in the
 // same run and on the same buffers (docs/benchmarks.md, "replay").
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -72,9 +73,19 @@ lr_graph_access_t access(const void* p, uint64_t offset, uint64_t bytes, lr_acce
   return lr_graph_access_t{p, offset, bytes, mode};
 }
 
+// LRRT_BENCH_REPLAY_CASES=chain-1,diamond-4,...: only those cases (their
+// `<metric>-<kernels>` keys), for bisecting runs (scripts/replay-gpu-check).
+bool replay_case_selected(const std::string& key) {
+  const char* v = std::getenv("LRRT_BENCH_REPLAY_CASES");
+  if (!v || !*v) return true;
+  const std::string list = std::string(",") + v + ",";
+  return list.find("," + key + ",") != std::string::npos;
+}
+
 // Measures one case: the four ways alternate within every sample (the order
 // rotated each sample), so drift in clocks or load hits all of them alike.
 void measure(Context& c, const Case& k) {
+  if (!replay_case_selected(k.key())) return;
   const std::string& B = c.benchmark;
   const auto& so = c.options.sampling;
   const size_t n = k.steps.size(), R = k.replays;
@@ -121,15 +132,31 @@ void measure(Context& c, const Case& k) {
   // scalar is patched before each (the patch needs the replay finished).
   // Each returns the host time spent until the final wait began (the
   // submission; with patches it includes the waits between replays).
+  // hsa stages a patch for the next replay (lrrt.h): its patched replays
+  // need no wait in between, so they stay back to back.
+  const bool patch_waits = k.patch && c.backend != "hsa";
   auto lrrt_replay = [&](size_t replays, uint64_t first) {
     const double t0 = now_ns();
     for (size_t r = 0; r < replays; ++r) {
       if (k.patch) exec.set_kernargs(nodes[k.patch->step], k.patch->offset, patch_bytes(first + r));
       exec.launch();
-      if (k.patch) exec.synchronize();
+      if (patch_waits) exec.synchronize();
     }
     const double submitted = now_ns() - t0;
     exec.synchronize();
+    return submitted;
+  };
+  // One replay at a time: launch, wait, launch (what a loop that reads each
+  // replay's result pays); against lrrt_replay's back-to-back replays.
+  auto lrrt_one = [&](size_t replays, uint64_t first) {
+    const double t0 = now_ns();
+    double submitted = 0;
+    for (size_t r = 0; r < replays; ++r) {
+      if (k.patch) exec.set_kernargs(nodes[k.patch->step], k.patch->offset, patch_bytes(first + r));
+      exec.launch();
+      if (r + 1 == replays) submitted = now_ns() - t0;
+      exec.synchronize();
+    }
     return submitted;
   };
   auto lrrt_launch = [&](size_t replays, uint64_t first) {
@@ -173,12 +200,21 @@ void measure(Context& c, const Case& k) {
     std::function<double(size_t, uint64_t)> run;
   };
   std::vector<Way> ways = {
-      {"lrrt", "replay", k.patch ? "lr_graph_exec_set_kernargs + lr_graph_exec_launch + lr_graph_exec_synchronize"
-                                 : "lr_graph_exec_launch x R + lr_graph_exec_synchronize",
+      {"lrrt", "replay",
+       patch_waits ? "lr_graph_exec_set_kernargs + lr_graph_exec_launch + lr_graph_exec_synchronize"
+       : k.patch   ? "(lr_graph_exec_set_kernargs + lr_graph_exec_launch) x R + lr_graph_exec_synchronize"
+                   : "lr_graph_exec_launch x R + lr_graph_exec_synchronize",
        lrrt_replay},
       {"lrrt", "per-launch", k.patch ? "lr_launch per kernel + lr_synchronize per pass"
                                      : "lr_launch per kernel x R + lr_synchronize",
        lrrt_launch}};
+  // Back to back against one at a time where a sample has several replays.
+  const bool one_at_a_time = R > 1;
+  if (one_at_a_time)
+    ways.push_back({"lrrt", "one-at-a-time",
+                    k.patch ? "(lr_graph_exec_set_kernargs + lr_graph_exec_launch + lr_graph_exec_synchronize) x R"
+                            : "(lr_graph_exec_launch + lr_graph_exec_synchronize) x R",
+                    lrrt_one});
   if (native_graph) ways.push_back({"native", "replay", c.native->graph_description(), native_replay});
   if (native) ways.push_back({"native", "per-launch", c.native_api, native_launch});
 
@@ -206,8 +242,8 @@ void measure(Context& c, const Case& k) {
     c.add(k.metric, ways[w].impl, {{"kernels", kernels}, {"mode", ways[w].mode}}, 0, 0,
           ways[w].api + " (per kernel)", std::move(r[w]));
     // The host's part: until the last submission call returned (not with
-    // patches, whose replays each wait).
-    if (!k.patch)
+    // patches, whose replays each wait, nor one at a time).
+    if (!k.patch && ways[w].mode != "one-at-a-time")
       c.add(k.metric, ways[w].impl, {{"kernels", kernels}, {"mode", ways[w].mode}, {"timed", "submit"}}, 0, 0,
             ways[w].api + " (per kernel, submission only)", std::move(r[W + w]));
   }
@@ -220,6 +256,17 @@ void measure(Context& c, const Case& k) {
             "native graph", native_graph ? "" : fmt::format("{} has no native graph", c.backend));
   c.summary(k.key() + "-per-launch-vs-replay", k.title + ": lrrt per-launch per kernel", ll, "ns", lr,
             "lrrt replay");
+  if (one_at_a_time) {
+    const std::map<std::string, std::string> one{{"kernels", kernels}, {"mode", "one-at-a-time"}};
+    const double l1 = c.median(k.metric, "lrrt", one);
+    const lr_graph_exec_stats_t st = exec.stats();
+    c.summary(k.key() + "-back-to-back-vs-one-at-a-time", k.title + ": lrrt back-to-back replays per kernel", lr, "ns",
+              l1, "one replay at a time",
+              fmt::format("{:.0f} replays/s back to back, {:.0f} one at a time; at most {} in flight (0: not "
+                          "bounded by lrrt), {} of {} launches waited for an earlier replay",
+                          lr > 0 ? 1e9 / (lr * double(n)) : 0.0, l1 > 0 ? 1e9 / (l1 * double(n)) : 0.0,
+                          st.max_in_flight, st.launch_waits, st.replays));
+  }
   // Submission per replayed kernel where one replay is one sample (the
   // host-side work per packet, without waiting for earlier replays).
   if (R == 1 && !k.patch) {
@@ -394,6 +441,74 @@ void replay(Context& c) {
         check_saxpy(title, way, got, hx, hy0, coef);
       };
       measure(c, k);
+    }
+  }
+
+  // Programmatic dependent launch (issue 22): a read-modify-write chain of
+  // rmw kernels (kernels/rmw.cpp), each counter + 1 per step, replayed plain
+  // (rmw_plain, no flag) and with LR_KERNEL_WAITS_FOR_PRODUCER on kernels
+  // that wait first (rmw_wait) or let their dependents start and then wait
+  // (rmw_trigger_wait): on cuda sm_90+ the graph joins them with
+  // programmatic edges and eager launches use programmatic stream
+  // serialization; elsewhere the flag changes nothing. Counters are checked
+  // exactly for every way.
+  {
+    const size_t steps = c.options.quick ? 64 : 1024;
+    constexpr uint32_t kCounters = 4096, kBlock = 256;
+    lrrt::DeviceBuffer counters(c.dev, kCounters * 4);
+    std::mt19937 rng{std::random_device{}()};
+    const std::vector<std::byte> image = c.kernel_image("rmw");
+    for (const char* variant : {"plain", "wait", "trigger-wait"}) {
+      const std::string name = fmt::format("rmw_{}", variant == std::string("trigger-wait") ? "trigger_wait" : variant);
+      Context::LoadedKernel rmw(c.dev, image, name);
+      const bool flagged = variant != std::string("plain");
+      if (flagged) rmw.kernel.set_flags(LR_KERNEL_WAITS_FOR_PRODUCER);
+      const int native_rmw = c.native ? c.native->load_kernel(rmw.image, name) : -1;
+      std::vector<std::byte> a(16, std::byte{0});
+      void* p = counters.data();
+      const uint32_t n = kCounters, spin = 0;
+      std::memcpy(a.data(), &p, 8);
+      std::memcpy(a.data() + 8, &n, 4);
+      std::memcpy(a.data() + 12, &spin, 4);
+      Case k{fmt::format("pdl-{}", variant),
+             fmt::format("chain of {} read-modify-write kernels, {}", steps,
+                         flagged ? fmt::format("{} (waits_for_producer)", name) : std::string("plain")),
+             {},
+             1,
+             {},
+             {}};
+      for (size_t i = 0; i < steps; ++i)
+        k.steps.push_back(Step{&rmw.kernel, native_rmw, {kCounters / kBlock, 1, 1}, {kBlock, 1, 1}, a,
+                               {access(p, 0, 0, LR_ACCESS_READ_WRITE)},
+                               i ? std::vector<size_t>{i - 1} : std::vector<size_t>{}});
+      k.verify = [&, steps](const std::string& way, const std::function<void()>& pass) {
+        std::vector<uint32_t> start(kCounters), got(kCounters, 0);
+        for (auto& v : start) v = uint32_t(rng() % 100000);
+        lrrt::copy_to_device(counters, start.data(), kCounters * 4);
+        pass();
+        lrrt::copy_to_host(got.data(), counters, kCounters * 4);
+        for (uint32_t i = 0; i < kCounters; ++i)
+          if (got[i] != start[i] + steps)
+            throw lrrt::Error(LR_ERROR_RUNTIME, fmt::format("replay pdl-{}: {} left counter[{}] = {}, expected {} "
+                                                            "(start {} + {} steps)",
+                                                            variant, way, i, got[i], start[i] + steps, start[i],
+                                                            steps));
+      };
+      measure(c, k);
+    }
+    const std::map<std::string, std::string> replay{{"kernels", std::to_string(steps)}, {"mode", "replay"}};
+    const std::map<std::string, std::string> per_launch{{"kernels", std::to_string(steps)}, {"mode", "per-launch"}};
+    for (const char* variant : {"wait", "trigger-wait"}) {
+      const std::string metric = fmt::format("pdl-{}", variant);
+      c.summary(fmt::format("{}-{}-replay-vs-plain", metric, steps),
+                fmt::format("lrrt replay per kernel, {} kernels under waits_for_producer", variant),
+                c.median(metric, "lrrt", replay), "ns", c.median("pdl-plain", "lrrt", replay), "lrrt plain replay",
+                "programmatic edges on cuda sm_90+ (target <= 0.75x); the flag has no effect on hsa and host");
+      c.summary(fmt::format("{}-{}-per-launch-vs-plain", metric, steps),
+                fmt::format("lrrt per-launch per kernel, {} kernels under waits_for_producer", variant),
+                c.median(metric, "lrrt", per_launch), "ns", c.median("pdl-plain", "lrrt", per_launch),
+                "lrrt plain per-launch",
+                "programmatic stream serialization on cuda sm_90+; no effect on hsa and host");
     }
   }
 }

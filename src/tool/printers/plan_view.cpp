@@ -71,8 +71,27 @@ std::vector<std::string> in_edges(const json& entry, const json& plan, size_t no
       if (!to.is_number_unsigned() || to.get<size_t>() >= nodes) continue;
       std::string& s = out[to.get<size_t>()];
       s += (s.empty() ? "" : "; ") + step_of(entry, member(e, "from")) + " " + join(member(e, "hazards"), "+");
+      if (member(e, "programmatic").is_boolean() && member(e, "programmatic").get<bool>()) s += " programmatic";
     }
   return out;
+}
+
+// ", 3 programmatic" when the lowering made edges programmatic.
+std::string programmatic_text(const json& plan) {
+  size_t n = 0;
+  const json& edges = member(plan, "edges");
+  if (edges.is_array())
+    for (const auto& e : edges)
+      if (member(e, "programmatic").is_boolean() && member(e, "programmatic").get<bool>()) ++n;
+  return n ? fmt::format(", {} programmatic", n) : std::string();
+}
+
+// lr_graph_exec_get_plan's max_in_flight: hsa's bound, 0 = none kept by lrrt.
+std::string in_flight_text(const json& plan) {
+  const json& k = member(plan, "max_in_flight");
+  if (!k.is_number_unsigned()) return "-";
+  return k.get<uint64_t>() == 0 ? std::string("not bounded by lrrt (the driver or the launch queue orders them)")
+                                : fmt::format("at most {}", k.get<uint64_t>());
 }
 
 }  // namespace
@@ -84,9 +103,10 @@ void plan_blocks(Layout& out, const json& entry, int depth) {
   out.fields({{"lowering", text_of(plan, "lowering")},
               {"lanes", fmt::format("{} (at most {}; widest set of independent steps {})", text_of(plan, "lanes"),
                                     text_of(plan, "max_lanes"), text_of(plan, "width"))},
-              {"graph", fmt::format("{} nodes, {} edges ({} derived before the transitive reduction)",
+              {"graph", fmt::format("{} nodes, {} edges ({} derived before the transitive reduction){}",
                                     nodes.is_array() ? nodes.size() : 0, edges.is_array() ? edges.size() : 0,
-                                    text_of(plan, "edges_derived"))}},
+                                    text_of(plan, "edges_derived"), programmatic_text(plan))},
+              {"replays in flight", in_flight_text(plan)}},
              depth);
   if (plan.contains("dropped_for_test"))
     out.text(fmt::format("TEST SWITCH: edge {} -> {} dropped", text_of(member(plan, "dropped_for_test"), "from"),
