@@ -188,6 +188,7 @@ struct Manifest {
   std::string verify_skip_reason;  // "verify": {"skip": "..."}
   std::vector<SaveSpec> save;
   std::optional<uint64_t> bytes_per_iteration;
+  std::optional<uint64_t> elements_per_iteration;  // elements one launch processes, for elements/s
   // Set for a sequence manifest (docs/manifest.md, "Sequences"); code_object,
   // kernel, args and launch are then empty.
   std::optional<Sequence> sequence;
