@@ -316,3 +316,37 @@ TEST_CASE("sweep: the bundled sweep manifests parse, and a narrowed saxpy and tr
   }
   CHECK(s["states"][1]["launch"]["dynamic_shared_bytes"] == 4224);
 }
+
+TEST_CASE("sweep: lrrt compare pairs states by axis values and says faster, slower or same within noise") {
+  TempDir dir;
+  const fs::path m = write_manifest(dir, "s.json", sweep_cli_saxpy({{"n", {1000, 2000}}, {"wg", {64, 128}}}));
+  Result r = run_lrrt(dir, sweep_cli_args(dir, m, {}, "base.json"));
+  REQUIRE(r.rc == 0);
+  json doc = json::parse(read_text(dir / "base.json"));
+  // The new file: states in another order, one 3x slower, one 3x faster.
+  json& states = doc["runs"][0]["states"];
+  std::reverse(states.begin(), states.end());
+  for (auto& st : states) st["timing"]["noise"] = 0.01;
+  const json slow_axes = states[0]["axes"], fast_axes = states[1]["axes"];
+  states[0]["timing"]["median_ns"] = states[0]["timing"]["median_ns"].get<double>() * 3;
+  states[1]["timing"]["median_ns"] = states[1]["timing"]["median_ns"].get<double>() / 3;
+  write_text(dir / "new.json", doc.dump());
+  r = run_lrrt(dir, {"compare", "--format", "json", (dir / "base.json").string(), (dir / "new.json").string()});
+  INFO(r.err);
+  CHECK(r.rc == 1);  // a slower state is a regression
+  const json c = json::parse(r.out);
+  CHECK(c["summary"]["rows"] == 4);
+  CHECK(c["summary"]["slower"] == 1);
+  CHECK(c["summary"]["faster"] == 1);
+  CHECK(c["summary"]["same"] == 2);
+  for (const auto& row : c["rows"]) {
+    const json axes = json::parse(row["case"].get<std::string>());
+    CHECK(row["verdict"] == (axes == slow_axes ? "slower" : axes == fast_axes ? "faster" : "same"));
+  }
+  // A state missing from the new file is an error unless --allow-missing.
+  states.erase(states.begin());
+  write_text(dir / "new.json", doc.dump());
+  r = run_lrrt(dir, {"compare", "--format", "json", (dir / "base.json").string(), (dir / "new.json").string()});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("lacks 1 state(s)") != std::string::npos);
+}
