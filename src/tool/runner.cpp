@@ -266,7 +266,7 @@ json timing_json(const std::vector<uint64_t>& samples_ns) {
           {"max_ns", static_cast<uint64_t>(s.max)}};
 }
 
-bool cannot_run_here(const Error& e) {
+bool cannot_run_here(const bundle::Error& e) {
   // The launch beyond the device's or the kernel's limits, or the run too
   // big for the memory there is; not a code object or kernel that is wrong.
   if (const auto* me = dynamic_cast<const ManifestError*>(&e)) return me->pointer().find("/launch") != std::string::npos;
@@ -314,7 +314,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     std::unique_ptr<Prepared> P;
     try {
       P = std::make_unique<Prepared>(m, device, opt.kernel_dir, &demand);
-    } catch (const Error& e) {
+    } catch (const bundle::Error& e) {
       if (opt.unrunnable_as_skip && cannot_run_here(e)) throw Unrunnable(e.exit_code(), e.what());
       throw;
     }

@@ -51,9 +51,9 @@ struct RunOptions {
 
 // A state that cannot run on this device (RunOptions::unrunnable_as_skip);
 // the exit code of the error it stands for.
-class Unrunnable : public Error {
+class Unrunnable : public bundle::Error {
  public:
-  Unrunnable(int exit_code, const std::string& reason) : Error(exit_code, reason) {}
+  Unrunnable(int exit_code, const std::string& reason) : bundle::Error(exit_code, reason) {}
 };
 
 // The throughput of a timed launch: {"bytes_per_iteration", "bandwidth_gbps",
@@ -62,7 +62,7 @@ class Unrunnable : public Error {
 // for; null when it declares neither bytes nor elements.
 // Whether an error preparing a run says the state cannot run on this device
 // (see RunOptions::unrunnable_as_skip).
-bool cannot_run_here(const Error& e);
+bool cannot_run_here(const bundle::Error& e);
 
 nlohmann::json throughput_json(const Manifest& m, double median_ns, const lr_device_memory_info_t* memory);
 

@@ -380,7 +380,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
     try {
       check_memory_demand(m, memory_demand(m, device.backend(), opt.verify), device.properties());
       prepared.emplace(m, device, opt.kernel_dir);
-    } catch (const Error& e) {
+    } catch (const bundle::Error& e) {
       if (opt.unrunnable_as_skip && cannot_run_here(e)) throw Unrunnable(e.exit_code(), e.what());
       throw;
     }

@@ -90,8 +90,8 @@ json run_sweep(const Sweep& s, const std::vector<Manifest>& states, const lrrt::
       entry = sweep_state_entry(s, k, std::move(r));
     } catch (const Unrunnable& e) {
       entry = {{"state", k}, {"axes", s.state_values(k)}, {"label", s.state_label(k)}, {"status", "skipped"}, {"reason", e.what()}};
-    } catch (const Error& e) {
-      throw Error(e.exit_code(), fmt::format("state {} of {} ({}): {}", k + 1, s.state_count, s.state_label(k), e.what()));
+    } catch (const bundle::Error& e) {
+      throw bundle::Error(e.exit_code(), fmt::format("state {} of {} ({}): {}", k + 1, s.state_count, s.state_label(k), e.what()));
     }
     // A state the stop cut short is not a finished state.
     if (so.stop_requested && so.stop_requested()) {

@@ -88,6 +88,7 @@ TEST_CASE("sweep: zipped axes vary together") {
   doc = sweep_test_manifest(axes);
   doc["zip"] = {{"n", "wg"}};
   CHECK(sweep_error(doc).find("/zip/0/1: axis \"wg\" has 2 values, \"n\" has 3") != std::string::npos);
+  CHECK(sweep_error(doc).find("zipped axes vary together and need as many values each") != std::string::npos);
   doc["zip"] = {{"n", "q"}};
   CHECK(sweep_error(doc).find("/zip/0/1: unknown axis \"q\"") != std::string::npos);
 }
@@ -129,7 +130,7 @@ TEST_CASE("sweep: hostile axes are errors naming the field") {
   CHECK(sweep_error(doc).find("/buffers/0/count/axis: unknown axis \"q\"") != std::string::npos);
   doc = sweep_test_manifest(sweep_test_axes());
   doc["axes"]["unused"] = {1, 2};
-  CHECK(sweep_error(doc).find("/axes/unused: axis \"unused\" is declared but no") != std::string::npos);
+  CHECK(sweep_error(doc).find("/axes/unused: axis \"unused\" is declared but no {\"axis\": \"unused\"} uses it") != std::string::npos);
   // The state count is bounded: 64 x 200 states.
   doc = with("n", {{"pow2", {0, 63}}});
   doc["axes"]["wg"] = json::array();
