@@ -42,7 +42,7 @@ void double_buffer(Context& c) {
   const size_t iterations = quick ? 8 : 16;
   std::vector<uint64_t> chunks = quick ? std::vector<uint64_t>{1 * MiB} : std::vector<uint64_t>{4 * MiB, 16 * MiB};
   const std::vector<int> cpu_works = quick ? std::vector<int>{-1, 0} : std::vector<int>{-1, 0, 8};  // -1: none
-  const std::vector<uint32_t> gpu_works = quick ? std::vector<uint32_t>{1, 64} : std::vector<uint32_t>{1, 256, 2048};
+  const std::vector<uint32_t> gpu_works = quick ? std::vector<uint32_t>{1, 64} : std::vector<uint32_t>{1, 256, 2048, 8192};
   const uint64_t cap = std::max<uint64_t>(MiB, max_copy_size(c.dev) / 4);
   for (auto& S : chunks) S = std::min(S, cap);
   chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
