@@ -238,7 +238,9 @@ void register_run(CLI::App& app) {
                   "Sweeps: replace an axis's values, nvbench's syntax: NAME=[V1,V2,...], NAME=[LO:HI] or "
                   "NAME=[LO:HI:STEP] (inclusive), NAME=V; NAME[pow2]=[...] takes exponents; values take 1K, 16M, 1G "
                   "(binary) or text (f32). Repeat per axis")
-      ->type_name("NAME=VALUES");
+      ->type_name("NAME=VALUES")
+      ->allow_extra_args(false)  // one NAME=VALUES per --axis: a manifest after it stays a manifest
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--max-states", args->max_states, "Sweeps: most states allowed (default 10000); more is exit 2")
       ->check(whole_number(1, 100000000, "states"));
   sub->add_option("--verify", args->verify,
@@ -252,7 +254,7 @@ void register_run(CLI::App& app) {
   noise(sub->add_option("--max-noise", args->max_noise_percent,
                         "Time until the samples' relative standard deviation is at most PERCENT (default 0.5); the "
                         "default for sweeps, a single manifest uses it when any of these four is given")
-            ->check(finite_number(0, 100, "PERCENT")));
+            ->check(finite_number(0, 1e6, "PERCENT")));
   noise(sub->add_option("--min-samples", args->min_samples, "With the noise criterion: at least N samples (default 10)")
             ->check(whole_number(1, 1000000, "samples")));
   noise(sub->add_option("--min-time", args->min_time_s,

@@ -76,7 +76,7 @@ TEST_CASE("sweep: zipped axes vary together") {
   json axes = sweep_test_axes();
   axes["wg"] = {64, 128, 256};
   json doc = sweep_test_manifest(axes);
-  doc["zip"] = {{"n", "wg"}};
+  doc["zip"] = json::array({json::array({"n", "wg"})});
   const Sweep s = parse_sweep(doc, ".");
   CHECK(s.state_count == 3);
   for (uint64_t k = 0; k < 3; ++k) {
@@ -86,10 +86,10 @@ TEST_CASE("sweep: zipped axes vary together") {
   }
   axes["wg"] = {64, 128};
   doc = sweep_test_manifest(axes);
-  doc["zip"] = {{"n", "wg"}};
+  doc["zip"] = json::array({json::array({"n", "wg"})});
   CHECK(sweep_error(doc).find("/zip/0/1: axis \"wg\" has 2 values, \"n\" has 3") != std::string::npos);
   CHECK(sweep_error(doc).find("zipped axes vary together and need as many values each") != std::string::npos);
-  doc["zip"] = {{"n", "q"}};
+  doc["zip"] = json::array({json::array({"n", "q"})});
   CHECK(sweep_error(doc).find("/zip/0/1: unknown axis \"q\"") != std::string::npos);
 }
 
