@@ -129,7 +129,7 @@ TEST_CASE("sweep: zipped axes vary together, the noise criterion is reported, --
   m["zip"] = json::array({json::array({"n", "wg"})});
   const fs::path p = write_manifest(dir, "z.json", m);
   std::vector<std::string> args = {"run", "--backend", "host", "--kernel-dir", kKernels.string(), "--min-time", "0",
-                                   "--min-samples", "3", "--max-time", "0.5", "--max-noise", "100000", "--verify", "first", "-q",
+                                   "--min-samples", "3", "--max-time", "0.2", "--max-noise", "100000", "--verify", "first", "-q",
                                    "-o", (dir / "out.json").string(), p.string()};
   Result r = run_lrrt(dir, args);
   INFO(r.err);
@@ -148,7 +148,7 @@ TEST_CASE("sweep: zipped axes vary together, the noise criterion is reported, --
     CHECK(st["verification"]["status"] == (k == 0 ? "passed" : "skipped"));
   }
   // A criterion that cannot be met within --max-time is reported, not hidden.
-  args[6] = "10";  // --min-time 10 s of samples within --max-time 0.5 s
+  args[6] = "10";  // --min-time 10 s of samples within --max-time 0.2 s
   r = run_lrrt(dir, args);
   REQUIRE(r.rc == 0);
   const json s2 = json::parse(read_text(dir / "out.json"))["runs"][0];
