@@ -353,3 +353,27 @@ TEST_CASE("sweep: lrrt compare pairs states by axis values and says faster, slow
   CHECK(r.rc == 2);
   CHECK(r.err.find("lacks 1 state(s)") != std::string::npos);
 }
+
+TEST_CASE("sweep: --batch times N launches per sample and --cold flushes twice the last-level cache before each") {
+  TempDir dir;
+  const fs::path m = write_manifest(dir, "s.json", sweep_cli_saxpy({{"n", {1000}}, {"wg", {64}}}));
+  Result r = run_lrrt(dir, sweep_cli_args(dir, m, {"--batch", "4"}));
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  json st = json::parse(read_text(dir / "out.json"))["runs"][0]["states"][0];
+  CHECK(st["timing"]["batch"] == 4);
+  CHECK(st["timing"]["cold"] == false);
+  CHECK(st["timing"]["sample_count"] == 2);
+  CHECK(st["verification"]["status"] == "passed");
+  r = run_lrrt(dir, sweep_cli_args(dir, m, {"--cold"}));
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json doc = json::parse(read_text(dir / "out.json"));
+  st = doc["runs"][0]["states"][0];
+  CHECK(st["timing"]["cold"] == true);
+  const uint64_t llc = doc["device"]["memory"]["last_level_cache_bytes"];
+  const json& flush = st["timing"]["flush"];
+  CHECK(flush["llc_bytes"] == llc);
+  CHECK(flush["bytes_written"].get<uint64_t>() == 2 * (llc ? llc : uint64_t(256) << 20));
+  CHECK(st["verification"]["status"] == "passed");
+}
