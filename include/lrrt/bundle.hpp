@@ -22,4 +22,5 @@
 #include "lrrt/bundle/kernel.hpp"
 #include "lrrt/bundle/manifest.hpp"
 #include "lrrt/bundle/npy.hpp"
+#include "lrrt/bundle/sweep.hpp"
 #include "lrrt/bundle/text.hpp"

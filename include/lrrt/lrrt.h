@@ -233,6 +233,32 @@ LRRT_API lr_status_t lr_device_get_detail(lr_device_t device, uint32_t index,
                                           char *key, size_t key_size,
                                           char *value, size_t value_size);
 
+/* Where a device's peak memory bandwidth comes from. */
+typedef enum lr_peak_bandwidth_source_t {
+  LR_PEAK_BANDWIDTH_UNKNOWN = 0,
+  LR_PEAK_BANDWIDTH_REPORTED = 1, /* the device's memory clock and bus width (cuda, hsa) */
+  LR_PEAK_BANDWIDTH_MEASURED = 2  /* measured by lrrt (host: a parallel memcpy) */
+} lr_peak_bandwidth_source_t;
+
+/* What sweeps need to judge memory-bound kernels: the last-level cache (to
+ * flush it for cold measurements) and the peak memory bandwidth (to report a
+ * kernel's share of it). Zero means unknown; the method strings say how each
+ * was found ("CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE", "sysfs cpu0 cache index3",
+ * "memory clock 2619 MHz x 6144-bit bus x 2 (DDR)"). */
+typedef struct lr_device_memory_info_t {
+  uint64_t last_level_cache_bytes;
+  double peak_bandwidth_bytes_per_second;
+  uint32_t peak_bandwidth_source; /* lr_peak_bandwidth_source_t */
+  char last_level_cache_method[128];
+  char peak_bandwidth_method[128];
+} lr_device_memory_info_t;
+
+/* Fills info. The host backend measures its bandwidth on the first call for
+ * a device (a parallel memcpy of a few hundred MiB, tens of milliseconds) and
+ * returns the same numbers afterwards. */
+LRRT_API lr_status_t lr_device_get_memory_info(lr_device_t device,
+                                               lr_device_memory_info_t *info);
+
 LRRT_API lr_status_t lr_queue_create(lr_device_t device, lr_queue_t **queue);
 /* Waits for queue work before releasing the queue. */
 LRRT_API lr_status_t lr_queue_destroy(lr_queue_t *queue);

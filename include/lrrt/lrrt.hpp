@@ -100,6 +100,12 @@ class Device {
     }
     return out;
   }
+  // Last-level cache and peak memory bandwidth (lr_device_get_memory_info).
+  lr_device_memory_info_t memory_info() const {
+    lr_device_memory_info_t m{};
+    check(lr_device_get_memory_info(device_, &m), "lr_device_get_memory_info");
+    return m;
+  }
   std::string backend() const { return properties().backend; }
   void synchronize() const { check(lr_synchronize(device_), "lr_synchronize"); }
   MemoryStats memory_stats() const {

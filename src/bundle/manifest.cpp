@@ -1241,11 +1241,14 @@ void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
 }  // namespace
 
 Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
+  if (doc.is_object() && doc.contains("axes"))
+    throw ManifestError("/axes", "a sweep manifest stands for one manifest per state: run it with `lrrt run` (lrrt::bundle: "
+                                 "load_sweep, then Sweep::state_manifest)");
   Manifest m;
   m.base_dir = base_dir;
   Obj o(doc, "", {"$schema", "lrrt_manifest", "name", "description", "code_object", "kernel", "buffers", "args",
-                  "launch", "warmup", "iterations", "verify", "save", "bytes_per_iteration", "kernels", "sequence", "patch",
-                  "waits_for_producer"});
+                  "launch", "warmup", "iterations", "verify", "save", "bytes_per_iteration", "elements_per_iteration", "kernels",
+                  "sequence", "patch", "waits_for_producer"});
   const json& ver = o.req("lrrt_manifest", "the format version; this lrrt reads 1");
   if (!ver.is_number_integer() || ver.get<int64_t>() != kManifestVersion)
     throw ManifestError("/lrrt_manifest", fmt::format("unsupported manifest version {} (this lrrt reads {})", json_excerpt(ver), kManifestVersion));
@@ -1283,6 +1286,7 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
   if (auto* v = o.opt("verify")) parse_verify(m, *v, "/verify");
   if (auto* s = o.opt("save")) parse_save(m, *s, "/save");
   if (auto* b = o.opt("bytes_per_iteration")) m.bytes_per_iteration = get_uint(*b, "/bytes_per_iteration");
+  if (auto* e = o.opt("elements_per_iteration")) m.elements_per_iteration = get_uint(*e, "/elements_per_iteration");
   check_patch_verifiable(m);
   return m;
 }

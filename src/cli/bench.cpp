@@ -38,40 +38,7 @@ struct BenchCli {
   size_t max_samples = 0;
 };
 
-// Ctrl-C (or SIGTERM) during `lrrt bench`: the first one stops at the next
-// measurement, writes the results so far marked interrupted, and exits 130;
-// a second one kills as usual. The flag is the only state a signal handler
-// may touch (sig_atomic_t), hence a file-scope variable.
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void on_stop_signal(int sig) {
-  g_stop_signal = sig;
-  std::signal(sig, SIG_DFL);
-}
-
 struct Interrupted {};
-
-// Installs the handlers for one `lrrt bench` and restores the previous ones.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    old_int_ = std::signal(SIGINT, on_stop_signal);
-    old_term_ = std::signal(SIGTERM, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, old_int_);
-    std::signal(SIGTERM, old_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  static bool requested() { return g_stop_signal != 0; }
-  static int signal() { return g_stop_signal; }
-
- private:
-  void (*old_int_)(int) = SIG_DFL;
-  void (*old_term_)(int) = SIG_DFL;
-};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;

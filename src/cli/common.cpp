@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -215,5 +216,29 @@ std::filesystem::path kernel_dir(const CommonOptions& o) {
 void note(const CommonOptions& o, const std::string& message) {
   if (!o.quiet) std::cerr << tool::terminal_safe(message) << "\n";
 }
+
+
+namespace {
+// The only state a signal handler may touch (sig_atomic_t).
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void lrrt_cli_on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  std::signal(sig, SIG_DFL);
+}
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop_signal = 0;
+  old_int_ = std::signal(SIGINT, lrrt_cli_on_stop_signal);
+  old_term_ = std::signal(SIGTERM, lrrt_cli_on_stop_signal);
+}
+StopSignals::~StopSignals() {
+  std::signal(SIGINT, old_int_);
+  std::signal(SIGTERM, old_term_);
+}
+bool StopSignals::requested() { return g_stop_signal != 0; }
+int StopSignals::signal() { return g_stop_signal; }
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
 }  // namespace lrrt::cli

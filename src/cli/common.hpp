@@ -94,4 +94,25 @@ void note(const CommonOptions& options, const std::string& message);
 
 bool stdout_is_terminal();
 
+
+// Ctrl-C (or SIGTERM) during `lrrt bench` or a sweep: the first one stops at
+// the next measurement or state, the command writes what finished marked
+// interrupted and exits 128 + the signal; a second one kills as usual.
+// Installs the handlers for one command and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  static bool requested();
+  static int signal();
+
+ private:
+  void (*old_int_)(int);
+  void (*old_term_)(int);
+};
+
+bool stderr_is_terminal();
+
 }  // namespace lrrt::cli

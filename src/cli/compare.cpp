@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "tool/compare_core.hpp"
+#include "tool/sweep_compare.hpp"
 #include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 
@@ -23,6 +24,7 @@ struct CompareCli {
   bool include_native = false;
   bool allow_missing = false;
   bool no_fail = false;
+  bool threshold_given = false;
 };
 
 tool::bench::ResultSet load(const std::string& path) {
@@ -38,12 +40,41 @@ tool::bench::ResultSet load(const std::string& path) {
   }
 }
 
+// Sweeps are judged by their noise; --threshold adds a floor only when given.
+double sweep_threshold(const CompareCli& o) { return o.threshold_given ? o.threshold_percent / 100.0 : 0.0; }
+
 void run(const CompareCli& o) {
   using namespace tool::bench;
   // The validators refuse these already; kept for callers that bypass CLI11.
   if (!std::isfinite(o.threshold_percent) || o.threshold_percent < 0)
     throw tool::InputError("--threshold must be a finite, non-negative percentage");
   if (!std::isfinite(o.alpha) || o.alpha <= 0 || o.alpha >= 1) throw tool::InputError("--alpha must lie between 0 and 1");
+  {
+    // `lrrt run` results with sweeps: states paired by their axis values.
+    const nlohmann::json bd = tool::read_json_file(o.base), nd = tool::read_json_file(o.next);
+    if (tool::holds_sweeps(bd) || tool::holds_sweeps(nd)) {
+      if (!tool::holds_sweeps(bd) || !tool::holds_sweeps(nd))
+        throw tool::InputError(fmt::format("{} and {}: only one of them holds sweeps (lrrt run results); compare sweeps with sweeps",
+                                           o.base, o.next));
+      for (const auto& [file, d] : {std::pair{&o.base, &bd}, std::pair{&o.next, &nd}})
+        if (d->value("complete", true) == false && !o.allow_missing)
+          throw tool::InputError(fmt::format("{}: the sweep that wrote it did not finish ({}); rerun it, or pass --allow-missing",
+                                             *file, d->value("interrupted", false) ? "it was interrupted" : "it is marked incomplete"));
+      nlohmann::json doc = tool::compare_sweeps(bd, nd, sweep_threshold(o));
+      if (doc["rows"].empty()) throw tool::InputError(fmt::format("{} and {} have no sweep state in common", o.base, o.next));
+      if (!doc["only_in_base"].empty() && !o.allow_missing)
+        throw tool::InputError(fmt::format("{} lacks {} state(s) of {} (first: {}); pass --allow-missing to compare the rest", o.next,
+                                           doc["only_in_base"].size(), o.base,
+                                           tool::printable(doc["only_in_base"][0].get<std::string>(), 120)));
+      doc["meta"] = tool::make_meta("compare", argv());
+      doc["meta"]["options"] = {{"threshold", doc["threshold"]}, {"allow_missing", o.allow_missing}};
+      doc["base"] = o.base;
+      doc["new"] = o.next;
+      emit_document(doc, o.common);
+      if (doc["summary"]["regression"].get<bool>() && !o.no_fail) set_exit_code(1);
+      return;
+    }
+  }
   ResultSet base = load(o.base), next = load(o.next);
   // A file cut short (Ctrl-C, a crash, a bench still running) would compare
   // only what it holds and look like "no regression".
@@ -87,12 +118,13 @@ void run(const CompareCli& o) {
 
 void register_compare(CLI::App& app) {
   auto o = std::make_shared<CompareCli>();
-  CLI::App* sub = app.add_subcommand("compare", "Compare two lrrt bench result files: ratio and verdict per measurement");
+  CLI::App* sub = app.add_subcommand("compare", "Compare two lrrt bench result files (or two lrrt run files with sweeps): ratio and verdict per measurement or state");
   sub->add_option("base", o->base, "Baseline result (lrrt bench JSON)")->required();
   sub->add_option("new", o->next, "New result (lrrt bench JSON)")->required();
   sub->add_option("--threshold", o->threshold_percent,
                   "Changes of the median smaller than this many percent count as the same (default 5)")
-      ->check(finite_number(0, 1e6, "percent"));
+      ->check(finite_number(0, 1e6, "percent"))
+      ->each([o](const std::string&) { o->threshold_given = true; });
   sub->add_option("--alpha", o->alpha, "Significance level of the Mann-Whitney U test (default 0.01)")
       ->check(finite_number(1e-12, 0.5, "probability"));
   sub->add_flag("--include-native", o->include_native,
@@ -111,9 +143,15 @@ Verdict per row, from the recorded samples (lower time is better):
   unsure   beyond the threshold but not significant (noise)
 --format markdown (or -o FILE.md) writes a pull-request comment.
 
+`lrrt run` results holding sweeps are compared state by state, paired by sweep name
+and axis values: same when the median moved by no more than the larger of the two
+states' noise (relative standard deviation; --threshold adds a floor when given),
+else faster or slower; a state skipped in either file is unsure.
+
 Examples:
   lrrt compare base.json new.json
   lrrt compare base.json new.json --threshold 10 -o compare.md -q
+  lrrt compare sweep-main.json sweep-branch.json
 
 A measurement of BASE missing from NEW, or a file that lrrt bench did not finish (marked
 "complete": false), is an input error unless --allow-missing.

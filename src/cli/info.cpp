@@ -21,6 +21,7 @@ void info_command(const CommonOptions& o) {
   for (uint32_t i = 0; i < n; ++i) {
     lrrt::Device d = lrrt::Device::open(i);
     devices.push_back(tool::device_json(d));
+    devices.back()["memory"] = tool::memory_json(d.memory_info());
     if (devices.back()["backend"] == "host") host = d;
   }
   nlohmann::json doc{{"lrrt_results", 1},

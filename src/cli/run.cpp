@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -11,6 +13,7 @@
 #include "tool/bundle.hpp"
 #include "tool/meta.hpp"
 #include "tool/runner.hpp"
+#include "tool/sweep_runner.hpp"
 #include "tool/verify.hpp"
 
 namespace lrrt::cli {
@@ -23,26 +26,82 @@ struct RunArgs {
   int warmup = -1;
   bool no_verify = false;
   bool explain = false;
+  // Sweeps and timing (docs/manifest.md, "Sweeps").
+  std::vector<std::string> axes;
+  uint64_t max_states = tool::kDefaultMaxStates;
+  std::string verify = "all";
+  double max_noise_percent = 0.5;
+  uint32_t min_samples = 10;
+  double min_time_s = 0.5;
+  double max_time_s = 15;
+  uint32_t batch = 1;
+  bool cold = false;
+  bool noise_option_given = false;  // any of --max-noise, --min-samples, --min-time, --max-time
 };
 
-void run_command(const RunArgs& a) {
-  // Parse every manifest before touching a device: input errors come first.
-  std::vector<tool::Manifest> manifests;
-  for (const auto& path : a.manifests) {
-    manifests.push_back(tool::load_manifest(path));
-    try {
-      tool::check_references(manifests.back());
-      tool::check_saves(manifests.back());
-    } catch (const tool::ManifestError& e) {
-      throw tool::InputError(path + ": " + e.what());
-    }
+// One manifest of the command: a single manifest or a sweep with its states.
+struct RunEntry {
+  std::string path;
+  std::optional<tool::Sweep> sweep;
+  std::vector<tool::Manifest> manifests;  // one, or one per state
+};
+
+RunEntry load_run_entry(const std::string& path, const std::vector<tool::AxisOverride>& overrides, uint64_t max_states) {
+  RunEntry e;
+  e.path = path;
+  const nlohmann::json doc = tool::read_json_file(path, tool::kMaxManifestBytes);
+  if (!tool::is_sweep(doc)) {
+    e.manifests.push_back(tool::load_manifest(path));
+    return e;
   }
+  e.sweep = tool::load_sweep(path, overrides, max_states);
+  try {
+    tool::check_sweep(*e.sweep);
+    e.manifests.reserve(e.sweep->state_count);
+    for (uint64_t k = 0; k < e.sweep->state_count; ++k) e.manifests.push_back(e.sweep->state_manifest(k));
+  } catch (const tool::ManifestError& ex) {
+    throw tool::InputError(path + ": " + ex.what());
+  }
+  return e;
+}
+
+void run_command(const RunArgs& a) {
+  if (a.cold && a.batch > 1)
+    throw tool::InputError("--cold with --batch: a batch's launches after the first would run on a warm cache; use one "
+                           "or the other");
+  std::vector<tool::AxisOverride> overrides;
+  for (const auto& text : a.axes) overrides.push_back(tool::parse_axis_override(text));
+  for (size_t i = 0; i < overrides.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (overrides[i].name == overrides[j].name)
+        throw tool::InputError(fmt::format("--axis {}: axis \"{}\" is given twice", overrides[i].text, overrides[i].name));
+
+  // Parse every manifest (every state of a sweep) before touching a device:
+  // input errors come first.
+  std::vector<RunEntry> entries;
+  std::vector<tool::Manifest> all;  // every manifest, for the write checks
+  for (const auto& path : a.manifests) {
+    entries.push_back(load_run_entry(path, overrides, a.max_states));
+    for (const auto& m : entries.back().manifests) {
+      try {
+        tool::check_references(m);
+        tool::check_saves(m);
+      } catch (const tool::ManifestError& e) {
+        throw tool::InputError(path + ": " + e.what());
+      }
+    }
+    // The state list can be long: the first state stands for the others in
+    // the write checks (they read the same files).
+    all.push_back(entries.back().manifests.front());
+  }
+  if (!overrides.empty() && std::none_of(entries.begin(), entries.end(), [](const RunEntry& e) { return e.sweep.has_value(); }))
+    throw tool::InputError(fmt::format("--axis {}: no manifest of the command declares \"axes\"", overrides.front().text));
 
   // Every file this command will write is checked now, not after the work:
   // -o, then each save (relative to its manifest's folder), none twice.
   tool::PendingFiles saves;
   if (!a.common.output.empty()) saves.check(a.common.output);
-  for (const auto& m : manifests)
+  for (const auto& m : all)
     for (const auto& s : m.save) {
       try {
         saves.check(s.file);
@@ -51,42 +110,115 @@ void run_command(const RunArgs& a) {
       }
     }
   // Nor is any of them a file the command reads.
-  tool::check_command_writes(manifests, a.common.output);
+  tool::check_command_writes(all, a.common.output);
 
   lrrt::Runtime runtime;
   lrrt::Device device = open_device(a.common);
+  const bool on_host = device.backend() == "host";
+  const bool any_sweep = std::any_of(entries.begin(), entries.end(), [](const RunEntry& e) { return e.sweep.has_value(); });
+  // The peak bandwidth for "% of peak": free on a GPU; the host measures it
+  // (tens of ms), so only for sweeps there.
+  std::optional<lr_device_memory_info_t> memory;
+  if (!on_host || any_sweep) memory = device.memory_info();
 
   tool::RunOptions opt;
   opt.kernel_dir = kernel_dir(a.common);
   if (a.iterations >= 0) opt.iterations = static_cast<uint32_t>(a.iterations);
   if (a.warmup >= 0) opt.warmup = static_cast<uint32_t>(a.warmup);
-  opt.verify = !a.no_verify;
+  opt.verify = !a.no_verify && a.verify != "none";
   opt.explain = a.explain;
   opt.note = [&](const std::string& s) { note(a.common, s); };
   opt.deferred_saves = &saves;  // written only when every manifest has run
+  opt.memory = memory ? &*memory : nullptr;
+  opt.timing.max_noise = a.max_noise_percent / 100.0;
+  opt.timing.min_samples = a.min_samples;
+  opt.timing.min_time_s = a.min_time_s;
+  opt.timing.max_time_s = a.max_time_s;
+  opt.timing.batch = a.batch;
+  opt.timing.cold = a.cold;
 
+  StopSignals stop_signals;
+  const bool progress = !a.common.quiet && stderr_is_terminal();
   nlohmann::json runs = nlohmann::json::array();
-  bool failed = false;
-  for (const auto& m : manifests) {
-    nlohmann::json r;
-    try {
-      r = tool::run_manifest(m, device, opt);
-    } catch (const bundle::Error& e) {
-      throw bundle::Error(e.exit_code(), m.path.string() + ": " + e.what());
+  auto make_doc = [&](const nlohmann::json& run_list, bool complete, bool interrupted) {
+    nlohmann::json device_entry = tool::device_json(device);
+    if (memory) device_entry["memory"] = tool::memory_json(*memory);
+    nlohmann::json doc{{"lrrt_results", 1},
+                       {"kind", "run"},
+                       {"meta", tool::make_meta("run", argv(), on_host ? &device : nullptr)},
+                       {"device", device_entry},
+                       {"runs", run_list}};
+    if (any_sweep) {
+      doc["complete"] = complete;
+      doc["interrupted"] = interrupted;
     }
-    const std::string status = r["verification"]["status"];
-    if (status == "failed") failed = true;
-    note(a.common, fmt::format("{}: verification {}", m.name, status));
+    return doc;
+  };
+  bool failed = false, interrupted = false;
+  for (const auto& e : entries) {
+    if (StopSignals::requested()) {
+      interrupted = true;
+      break;
+    }
+    nlohmann::json r;
+    tool::RunOptions o = opt;
+    // Sweeps stop on noise unless --iterations fixes the count; one
+    // manifest keeps its iterations unless a noise option is given.
+    o.timing.noise_stop = a.noise_option_given || (e.sweep && a.iterations < 0);
+    try {
+      if (e.sweep) {
+        tool::SweepRunOptions so;
+        so.verify = a.verify == "first" ? tool::SweepVerify::First : a.verify == "none" ? tool::SweepVerify::None
+                                                                                        : tool::SweepVerify::All;
+        so.stop_requested = [] { return StopSignals::requested(); };
+        const std::string name = e.manifests.front().name;
+        if (progress)
+          so.progress = [&](uint64_t k, uint64_t n, const std::string& label) {
+            std::cerr << "\r\033[K" << tool::terminal_safe(fmt::format("{}: state {} of {}: {}", name, k + 1, n, label))
+                      << std::flush;
+          };
+        if (!a.common.output.empty())
+          so.state_done = [&](const nlohmann::json& partial) {
+            // -o holds the finished states at every moment (atomically
+            // replaced), marked incomplete until the end.
+            nlohmann::json list = runs;
+            list.push_back(partial);
+            write_output_file(make_doc(list, false, false), a.common);
+          };
+        o.note = nullptr;  // one line per sweep, not per state
+        r = tool::run_sweep(*e.sweep, e.manifests, device, o, so);
+        if (progress) std::cerr << "\r\033[K" << std::flush;
+        note(a.common, fmt::format("{}: {} states, {} ran, {} skipped{}, verification {}", name, r["state_count"].get<uint64_t>(),
+                                   r["states_run"].get<uint64_t>(), r["states_skipped"].get<uint64_t>(),
+                                   r["states_criterion_not_met"].get<uint64_t>()
+                                       ? fmt::format(", {} without reaching the noise criterion",
+                                                     r["states_criterion_not_met"].get<uint64_t>())
+                                       : "",
+                                   r["verification"]["status"].get<std::string>()));
+        if (r["interrupted"].get<bool>()) interrupted = true;
+      } else {
+        r = tool::run_manifest(e.manifests.front(), device, o);
+        note(a.common, fmt::format("{}: verification {}", e.manifests.front().name, r["verification"]["status"].get<std::string>()));
+      }
+    } catch (const bundle::Error& ex) {
+      if (progress) std::cerr << "\r\033[K" << std::flush;
+      throw bundle::Error(ex.exit_code(), e.path + ": " + ex.what());
+    }
+    if (r["verification"]["status"] == "failed") failed = true;
     runs.push_back(std::move(r));
+    if (interrupted) break;
   }
-  const bool on_host = device.backend() == "host";
-  nlohmann::json doc{{"lrrt_results", 1},
-                     {"kind", "run"},
-                     {"meta", tool::make_meta("run", argv(), on_host ? &device : nullptr)},
-                     {"device", tool::device_json(device)},
-                     {"runs", runs}};
+  if (interrupted || StopSignals::requested()) {
+    // What finished, marked interrupted; saves are not written (the command
+    // did not complete).
+    const nlohmann::json doc = make_doc(runs, false, true);
+    std::cerr << fmt::format("lrrt run: interrupted{}\n", a.common.output.empty() ? "" : "; " + a.common.output + " holds the finished states, marked interrupted");
+    emit_document(doc, a.common);
+    set_exit_code(128 + (StopSignals::signal() ? StopSignals::signal() : 2));
+    return;
+  }
   saves.commit();
-  emit_document(doc, a.common);
+  emit_document(make_doc(runs, true, false), a.common);
   set_exit_code(failed ? tool::kExitVerificationFailed : tool::kExitOk);
 }
 
@@ -101,7 +233,44 @@ void register_run(CLI::App& app) {
       ->check(CLI::Range(0, 10000000));
   sub->add_option("--warmup", args->warmup, "Untimed launches before timing (overrides the manifest)")
       ->check(CLI::Range(0, 1000000));
-  sub->add_flag("--no-verify", args->no_verify, "Skip verification (reported as skipped)");
+  sub->add_flag("--no-verify", args->no_verify, "Skip verification (reported as skipped); the same as --verify none");
+  sub->add_option("--axis", args->axes,
+                  "Sweeps: replace an axis's values, nvbench's syntax: NAME=[V1,V2,...], NAME=[LO:HI] or "
+                  "NAME=[LO:HI:STEP] (inclusive), NAME=V; NAME[pow2]=[...] takes exponents; values take 1K, 16M, 1G "
+                  "(binary) or text (f32). Repeat per axis")
+      ->type_name("NAME=VALUES")
+      ->allow_extra_args(false)  // one NAME=VALUES per --axis: a manifest after it stays a manifest
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--max-states", args->max_states, "Sweeps: most states allowed (default 10000); more is exit 2")
+      ->check(whole_number(1, 100000000, "states"));
+  sub->add_option("--verify", args->verify,
+                  "Sweeps: which states are verified: all (default: a kernel wrong at one size is what a sweep should "
+                  "find), first (the first state that ran), none")
+      ->check(CLI::IsMember({"all", "first", "none"}));
+  auto noise = [args](CLI::Option* opt) {
+    opt->each([args](const std::string&) { args->noise_option_given = true; });
+    return opt;
+  };
+  noise(sub->add_option("--max-noise", args->max_noise_percent,
+                        "Time until the samples' relative standard deviation is at most PERCENT (default 0.5); the "
+                        "default for sweeps, a single manifest uses it when any of these four is given")
+            ->check(finite_number(0, 1e6, "PERCENT")));
+  noise(sub->add_option("--min-samples", args->min_samples, "With the noise criterion: at least N samples (default 10)")
+            ->check(whole_number(1, 1000000, "samples")));
+  noise(sub->add_option("--min-time", args->min_time_s,
+                        "With the noise criterion: at least SECONDS of summed sample time (default 0.5)")
+            ->check(finite_number(0, 86400, "SECONDS")));
+  noise(sub->add_option("--max-time", args->max_time_s,
+                        "With the noise criterion: the timeout per state, SECONDS of wall time (default 15); a state "
+                        "that reaches it is reported with \"met\": false")
+            ->check(finite_number(0.001, 86400, "SECONDS")));
+  sub->add_flag("--cold", args->cold,
+                "Flush the last-level cache before each sample (a device copy writing 2x the L2, or the host's LLC, "
+                "outside the timed events), as nvbench's cold measurements");
+  sub->add_option("--batch", args->batch,
+                  "N back-to-back launches between one pair of events; the sample is their time / N (hides launch gaps "
+                  "of short kernels)")
+      ->check(whole_number(1, 100000, "launches"));
   sub->add_flag("--explain", args->explain,
                 "Sequences: add the replay's plan (the derived graph, lanes and fences, as `lrrt plan` shows it) to the results");
   sub->footer(R"(The verified outputs come from one launch on freshly uploaded inputs; the timed
@@ -114,8 +283,20 @@ and, with "patch", as replays with a scalar argument changed between them. The
 results give the time per replay and per dispatch of each way and the eager/replay
 ratio; --explain adds the plan (see `lrrt plan --help`).
 
+A sweep manifest ("axes": {"n": {"pow2": [10, 28]}, "wg": [64, 256]}, with {"axis": "n"}
+wherever a value varies) runs every state of the axes' product (axes named in "zip"
+vary together): each state verified (--verify), timed until its noise is at most
+--max-noise (or a fixed --iterations), and reported as one row with the axis values
+as columns, with GB/s, elements/s and the share of the device's peak bandwidth. A
+state the device cannot run (a workgroup over its limit, buffers beyond its memory)
+is "skipped" with the reason and the sweep goes on. Ctrl-C stops after the current
+state: the results hold the finished states, marked interrupted (exit 130).
+
 Examples:
   lrrt run manifests/saxpy.json
+  lrrt run manifests/saxpy_sweep.json --axis n[pow2]=[20:24] --axis wg=[256]
+  lrrt run manifests/saxpy_sweep.json --max-noise 1 --min-time 0.1 -o sweep.csv
+  lrrt run manifests/saxpy_sweep.json --cold --verify first -o cold.json
   lrrt run --backend host --iterations 100 -o results.json manifests/*.json
   lrrt run --format csv manifests/reduce.json > reduce.csv
   lrrt run --backend host --explain manifests/diamond.json

@@ -151,6 +151,17 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceProperties& properties() const = 0;
 
+  // Last-level cache and peak bandwidth (lr_device_get_memory_info); the
+  // default knows neither.
+  struct MemoryInfo {
+    uint64_t last_level_cache_bytes = 0;
+    std::string last_level_cache_method;
+    double peak_bandwidth = 0;  // bytes per second
+    uint32_t peak_source = 0;   // lr_peak_bandwidth_source_t
+    std::string peak_method;
+  };
+  virtual MemoryInfo memory_info() { return {}; }
+
   // Throws LR_ERROR_OUT_OF_MEMORY with the size asked for and what is free.
   virtual void* allocate(size_t size) = 0;
   virtual void free(void* ptr) = 0;

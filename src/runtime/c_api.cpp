@@ -298,6 +298,20 @@ lr_status_t lr_device_get_detail(lr_device_t device, uint32_t index, char* key, 
   });
 }
 
+lr_status_t lr_device_get_memory_info(lr_device_t device, lr_device_memory_info_t* info) {
+  return guard("lr_device_get_memory_info", [&] {
+    require(info, "info");
+    Runtime& r = rt();
+    const auto m = r.opened(r.device(device)).memory_info();
+    *info = lr_device_memory_info_t{};
+    info->last_level_cache_bytes = m.last_level_cache_bytes;
+    info->peak_bandwidth_bytes_per_second = m.peak_bandwidth;
+    info->peak_bandwidth_source = m.peak_source;
+    copy_string(info->last_level_cache_method, sizeof(info->last_level_cache_method), m.last_level_cache_method);
+    copy_string(info->peak_bandwidth_method, sizeof(info->peak_bandwidth_method), m.peak_method);
+  });
+}
+
 lr_status_t lr_queue_create(lr_device_t device, lr_queue_t** queue) {
   return guard("lr_queue_create", [&] {
     require(queue, "queue");

@@ -94,4 +94,16 @@ nlohmann::json device_json(const lrrt::Device& device) {
           {"details", std::move(details)}};
 }
 
+
+nlohmann::json memory_json(const lr_device_memory_info_t& m) {
+  const char* source = m.peak_bandwidth_source == LR_PEAK_BANDWIDTH_REPORTED   ? "reported"
+                       : m.peak_bandwidth_source == LR_PEAK_BANDWIDTH_MEASURED ? "measured"
+                                                                               : "unknown";
+  return {{"last_level_cache_bytes", m.last_level_cache_bytes},
+          {"last_level_cache_method", m.last_level_cache_method},
+          {"peak_bandwidth_gbps", m.peak_bandwidth_bytes_per_second / 1e9},
+          {"peak_bandwidth_source", source},
+          {"peak_bandwidth_method", m.peak_bandwidth_method}};
+}
+
 }  // namespace lrrt::tool

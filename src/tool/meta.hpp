@@ -30,5 +30,10 @@ nlohmann::json make_meta(std::string_view command, const std::vector<std::string
 // "wave_size", "max_workgroup_size", "max_workgroup_dims",
 // "max_shared_memory_per_workgroup", "memory_bytes", "details": {...}}
 nlohmann::json device_json(const lrrt::Device& device);
+// The device's last-level cache and peak memory bandwidth
+// (lr_device_get_memory_info; the host measures it on first use):
+// {"last_level_cache_bytes", "last_level_cache_method", "peak_bandwidth_gbps",
+// "peak_bandwidth_source": "reported" | "measured" | "unknown", "peak_bandwidth_method"}.
+nlohmann::json memory_json(const lr_device_memory_info_t& info);
 
 }  // namespace lrrt::tool

@@ -61,51 +61,21 @@ BufferContents run_once(Prepared& P, const Manifest& m, const BufferContents& in
   return out;
 }
 
-// Runs the timed loop: events around every launch, recorded in rounds so
-// the number of live events stays bounded.
-std::vector<uint64_t> time_launches(Prepared& P, uint32_t warmup, uint32_t iterations, uint64_t& wall_ns) {
-  for (uint32_t i = 0; i < warmup; ++i) launch(P);
-  P.device().synchronize();
-  std::vector<uint64_t> samples;
-  samples.reserve(iterations);
-  constexpr uint32_t kRound = 256;
-  std::vector<lrrt::Event> starts, ends;
-  for (uint32_t i = 0; i < std::min(iterations, kRound); ++i) {
-    starts.emplace_back(P.device());
-    ends.emplace_back(P.device());
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (uint32_t done = 0; done < iterations;) {
-    const uint32_t n = std::min(kRound, iterations - done);
-    for (uint32_t k = 0; k < n; ++k) {
-      starts[k].record();
-      launch(P);
-      ends[k].record();
-    }
-    ends[n - 1].synchronize();
-    for (uint32_t k = 0; k < n; ++k) samples.push_back(ends[k].elapsed_ns_since(starts[k]));
-    done += n;
-  }
-  P.device().synchronize();
-  wall_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
-  return samples;
-}
-
-// The timing object (timing_json plus wall time and bandwidth); null with
-// no iterations.
-json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, uint32_t warmup, uint32_t iterations) {
-  if (iterations == 0) return nullptr;
+// The timing object (the samples' statistics, wall time, noise, the
+// criterion, throughput); null with no iterations in fixed mode.
+json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, uint32_t warmup, uint32_t iterations,
+               const RunOptions& opt) {
+  if (iterations == 0 && !opt.timing.noise_stop) return nullptr;
   upload(P, initial);
-  uint64_t wall_ns = 0;
-  const std::vector<uint64_t> samples = time_launches(P, warmup, iterations, wall_ns);
-  json timing = timing_json(samples);
-  timing["wall_ns"] = wall_ns;
-  timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
-  if (auto bytes = m.traffic_bytes()) {
-    timing["bytes_per_iteration"] = *bytes;
-    const double median = timing["median_ns"].get<double>();
-    timing["bandwidth_gbps"] = median > 0 ? double(*bytes) / median : 0.0;
+  std::optional<CacheFlush> flush;
+  if (opt.timing.cold) flush.emplace(P.device());
+  const SampleRun run = sample_launches(
+      P.device(), opt.timing, warmup, iterations, [](uint64_t) {}, [&] { launch(P); }, flush ? &*flush : nullptr);
+  json timing = sample_json(run, opt.timing, iterations);
+  if (flush) timing["flush"] = flush->describe();
+  if (json t = throughput_json(m, timing["median_ns"].get<double>(), opt.memory); !t.is_null()) {
+    // The fields of older results stay where they were.
+    for (auto it = t.begin(); it != t.end(); ++it) timing[it.key()] = it.value();
   }
   return timing;
 }
@@ -296,6 +266,35 @@ json timing_json(const std::vector<uint64_t>& samples_ns) {
           {"max_ns", static_cast<uint64_t>(s.max)}};
 }
 
+bool cannot_run_here(const bundle::Error& e) {
+  // The launch beyond the device's or the kernel's limits, or the run too
+  // big for the memory there is; not a code object or kernel that is wrong.
+  if (const auto* me = dynamic_cast<const ManifestError*>(&e)) return me->pointer().find("/launch") != std::string::npos;
+  return dynamic_cast<const DeviceError*>(&e) && std::string_view(e.what()).rfind("/code_object", 0) != 0;
+}
+
+json throughput_json(const Manifest& m, double median_ns, const lr_device_memory_info_t* memory) {
+  const auto bytes = m.traffic_bytes();
+  if (!bytes && !m.elements_per_iteration) return nullptr;
+  json t = json::object();
+  if (bytes) {
+    t["bytes_per_iteration"] = *bytes;
+    const double gbps = median_ns > 0 ? double(*bytes) / median_ns : 0.0;
+    t["bandwidth_gbps"] = gbps;
+    if (memory && memory->peak_bandwidth_bytes_per_second > 0) {
+      const double peak = memory->peak_bandwidth_bytes_per_second / 1e9;
+      t["peak_bandwidth_gbps"] = peak;
+      t["percent_of_peak"] = 100.0 * gbps / peak;
+      t["peak_source"] = memory->peak_bandwidth_source == LR_PEAK_BANDWIDTH_MEASURED ? "measured" : "reported";
+    }
+  }
+  if (m.elements_per_iteration) {
+    t["elements_per_iteration"] = *m.elements_per_iteration;
+    t["elements_per_second"] = median_ns > 0 ? double(*m.elements_per_iteration) / median_ns * 1e9 : 0.0;
+  }
+  return t;
+}
+
 json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& opt) {
   auto note = [&](const std::string& s) {
     if (opt.note) opt.note(s);
@@ -312,7 +311,13 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     // Resolve and load the code object, find the kernel, check the launch,
     // the argument layout and the buffers against the device; allocate.
     const MemoryDemand demand = memory_demand(m, device.backend(), opt.verify);
-    auto P = std::make_unique<Prepared>(m, device, opt.kernel_dir, &demand);
+    std::unique_ptr<Prepared> P;
+    try {
+      P = std::make_unique<Prepared>(m, device, opt.kernel_dir, &demand);
+    } catch (const bundle::Error& e) {
+      if (opt.unrunnable_as_skip && cannot_run_here(e)) throw Unrunnable(e.exit_code(), e.what());
+      throw;
+    }
     for (const auto& b : P->buffers) addresses.push_back(b.data());
 
     // Initialise: every buffer's contents, generated once, uploaded before
@@ -326,7 +331,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     // Time: warm-up and timed launches on the initial contents again.
     const uint32_t warmup = opt.warmup.value_or(m.warmup);
     const uint32_t iterations = opt.iterations.value_or(m.iterations);
-    const json timing = time_runs(*P, m, initial.contents, warmup, iterations);
+    const json timing = time_runs(*P, m, initial.contents, warmup, iterations, opt);
 
     // Verify the verified launch's outputs.
     VerifyInputs checks;

@@ -24,6 +24,7 @@
 #include "lrrt/lrrt.hpp"
 #include "tool/atomic_file.hpp"
 #include "tool/bundle.hpp"
+#include "tool/sampling.hpp"
 
 namespace lrrt::tool {
 
@@ -37,7 +38,33 @@ struct RunOptions {
   // Where `save` outputs go: null writes them at once; `lrrt run` collects
   // them and writes them only when every manifest has succeeded.
   PendingFiles* deferred_saves = nullptr;
+  // How the timed loop samples and stops (sampling.hpp).
+  TimingOptions timing;
+  // The device's LLC and peak bandwidth: with it, throughput reports the
+  // percentage of the peak (null: GB/s and elements/s only).
+  const lr_device_memory_info_t* memory = nullptr;
+  // Sweeps: an error before the first launch (the launch beyond the device's
+  // limits, the run too big for its memory, an allocation failure) is thrown
+  // as Unrunnable, so the sweep reports the state skipped and goes on.
+  bool unrunnable_as_skip = false;
 };
+
+// A state that cannot run on this device (RunOptions::unrunnable_as_skip);
+// the exit code of the error it stands for.
+class Unrunnable : public bundle::Error {
+ public:
+  Unrunnable(int exit_code, const std::string& reason) : bundle::Error(exit_code, reason) {}
+};
+
+// The throughput of a timed launch: {"bytes_per_iteration", "bandwidth_gbps",
+// "elements_per_iteration", "elements_per_second", "peak_bandwidth_gbps",
+// "percent_of_peak", "peak_source"}, the fields the manifest declares what
+// for; null when it declares neither bytes nor elements.
+// Whether an error preparing a run says the state cannot run on this device
+// (see RunOptions::unrunnable_as_skip).
+bool cannot_run_here(const bundle::Error& e);
+
+nlohmann::json throughput_json(const Manifest& m, double median_ns, const lr_device_memory_info_t* memory);
 
 // The run's result object. Verification failure is reported in it
 // (verification.status == "failed"), not thrown. Input problems throw

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "tool/reference_ops.hpp"
+#include "tool/runner.hpp"
+#include "tool/sampling.hpp"
 #include "tool/verify.hpp"
 
 namespace lrrt::tool {
@@ -192,44 +194,18 @@ class PreparedSequence {
   std::vector<std::optional<lrrt::PinnedHostBuffer>> fills_;
 };
 
-// Timed sequences: an event before and after each whole sequence, in rounds
-// so the number of live events stays bounded. `before` runs ahead of each
-// iteration outside the events (the patch).
+// Timed sequences: an event before and after each whole sequence
+// (sampling.hpp). `before` runs ahead of each iteration outside the events
+// (the patch).
 json time_way(const lrrt::Device& device, uint32_t warmup, uint32_t iterations, uint64_t steps,
-              const std::function<void(uint32_t)>& before, const std::function<void()>& enqueue) {
-  if (iterations == 0) return nullptr;
-  for (uint32_t i = 0; i < warmup; ++i) {
-    before(i);
-    enqueue();
-  }
-  device.synchronize();
-  std::vector<uint64_t> samples;
-  samples.reserve(iterations);
-  constexpr uint32_t kRound = 256;
-  std::vector<lrrt::Event> starts, ends;
-  for (uint32_t i = 0; i < std::min(iterations, kRound); ++i) {
-    starts.emplace_back(device);
-    ends.emplace_back(device);
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (uint32_t done = 0; done < iterations;) {
-    const uint32_t n = std::min(kRound, iterations - done);
-    for (uint32_t k = 0; k < n; ++k) {
-      before(warmup + done + k);
-      starts[k].record();
-      enqueue();
-      ends[k].record();
-    }
-    ends[n - 1].synchronize();
-    for (uint32_t k = 0; k < n; ++k) samples.push_back(ends[k].elapsed_ns_since(starts[k]));
-    done += n;
-  }
-  device.synchronize();
-  const auto wall_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
-  json timing = timing_json(samples);
-  timing["wall_ns"] = wall_ns;
-  timing["wall_per_iteration_ns"] = double(wall_ns) / double(samples.size());
+              const std::function<void(uint32_t)>& before, const std::function<void()>& enqueue, const TimingOptions& t) {
+  if (iterations == 0 && !t.noise_stop) return nullptr;
+  std::optional<CacheFlush> flush;
+  if (t.cold) flush.emplace(device);
+  const SampleRun run = sample_launches(
+      device, t, warmup, iterations, [&](uint64_t i) { before(static_cast<uint32_t>(i)); }, enqueue, flush ? &*flush : nullptr);
+  json timing = sample_json(run, t, iterations);
+  if (flush) timing["flush"] = flush->describe();
   // A dispatch is one step: a kernel, a copy or a fill.
   timing["per_dispatch_ns"] = timing["median_ns"].get<double>() / double(steps);
   return timing;
@@ -400,8 +376,15 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
   const Sequence& seq = *m.sequence;
   check_references(m);
   return device_errors(m, [&]() -> json {
-    check_memory_demand(m, memory_demand(m, device.backend(), opt.verify), device.properties());
-    PreparedSequence P(m, device, opt.kernel_dir);
+    std::optional<PreparedSequence> prepared;
+    try {
+      check_memory_demand(m, memory_demand(m, device.backend(), opt.verify), device.properties());
+      prepared.emplace(m, device, opt.kernel_dir);
+    } catch (const bundle::Error& e) {
+      if (opt.unrunnable_as_skip && cannot_run_here(e)) throw Unrunnable(e.exit_code(), e.what());
+      throw;
+    }
+    PreparedSequence& P = *prepared;
     const lr_device_properties_t props = device.properties();
     const InitialContents initial = initial_contents(m);
     const std::vector<bool> wanted = buffers_read_back(m);
@@ -451,14 +434,14 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
     const BufferContents eager_out = verified_run([&] { P.run_eager(); });
     const json eager_verification = verify(eager_out, reference ? &*reference : nullptr);
     upload_buffers(P.buffers(), initial.contents);
-    const json eager_timing = time_way(device, warmup, iterations, steps, nothing, [&] { P.run_eager(); });
+    const json eager_timing = time_way(device, warmup, iterations, steps, nothing, [&] { P.run_eager(); }, opt.timing);
 
     // 2. Replay.
     const lrrt::GraphExec exec = P.instantiate();
     const BufferContents replay_out = verified_run([&] { exec.launch(); });
     const json replay_verification = verify(replay_out, reference ? &*reference : nullptr);
     upload_buffers(P.buffers(), initial.contents);
-    const json replay_timing = time_way(device, warmup, iterations, steps, nothing, [&] { exec.launch(); });
+    const json replay_timing = time_way(device, warmup, iterations, steps, nothing, [&] { exec.launch(); }, opt.timing);
 
     json ways = json::array();
     ways.push_back({{"way", "eager"}, {"verification", eager_verification}, {"timing", eager_timing}});
@@ -486,7 +469,7 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
       }
       upload_buffers(P.buffers(), initial.contents);
       const json timing = time_way(
-          device, warmup, iterations, steps, [&](uint32_t i) { P.patch(exec, i % p.values.size()); }, [&] { exec.launch(); });
+          device, warmup, iterations, steps, [&](uint32_t i) { P.patch(exec, i % p.values.size()); }, [&] { exec.launch(); }, opt.timing);
       exec.synchronize();
       json values = json::array();
       for (long double v : p.values) values.push_back(number_json(v));

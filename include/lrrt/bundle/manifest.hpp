@@ -193,6 +193,7 @@ struct Manifest {
   // memory (lr_kernel_set_flags LR_KERNEL_WAITS_FOR_PRODUCER); also set by a
   // Triton entry whose metadata says launch_pdl.
   bool waits_for_producer = false;
+  std::optional<uint64_t> elements_per_iteration;  // elements one launch processes, for elements/s
   // Set for a sequence manifest (docs/manifest.md, "Sequences"); code_object,
   // kernel, args and launch are then empty.
   std::optional<Sequence> sequence;

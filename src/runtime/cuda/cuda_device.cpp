@@ -88,6 +88,17 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
     x.emplace_back("memory bus", fmt::format("{} bit", bus));
   x.emplace_back("memory", bytes_text(total));
   if (int l2 = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)) x.emplace_back("L2 cache", bytes_text(l2));
+  if (int l2 = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)) {
+    memory_info_.last_level_cache_bytes = static_cast<uint64_t>(l2);
+    memory_info_.last_level_cache_method = "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE";
+  }
+  // Peak: memory clock (kHz) x bus width (bits) / 8 x 2 (double data rate).
+  if (int mclock = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE), bus = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+      mclock > 0 && bus > 0) {
+    memory_info_.peak_bandwidth = double(mclock) * 1e3 * double(bus) / 8.0 * 2.0;
+    memory_info_.peak_source = LR_PEAK_BANDWIDTH_REPORTED;
+    memory_info_.peak_method = fmt::format("memory clock {} MHz x {}-bit bus x 2 (cuDeviceGetAttribute)", mclock / 1000, bus);
+  }
   x.emplace_back("shared memory per block",
                  fmt::format("{} KiB default, {} KiB opt-in", shared_default / 1024, shared_optin / 1024));
   x.emplace_back("shared memory per SM",

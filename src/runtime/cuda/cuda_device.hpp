@@ -20,6 +20,7 @@ class CudaDevice final : public Device {
   CudaDevice(uint32_t ordinal, CUdevice device);
   ~CudaDevice() override;
   const DeviceProperties& properties() const override { return properties_; }
+  MemoryInfo memory_info() override { return memory_info_; }
 
   void* allocate(size_t size) override;
   void free(void* ptr) override;
@@ -68,6 +69,7 @@ class CudaDevice final : public Device {
   void do_free_host(void* ptr) override;
 
  private:
+  MemoryInfo memory_info_;
   uint32_t ordinal_;
   CUdevice device_;
   CUcontext context_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 
 #include "backend.hpp"
 #include "host_memory.hpp"
@@ -25,6 +26,8 @@ class HostDevice final : public Device {
   const DeviceProperties& properties() const override { return properties_; }
   void* allocate(size_t size) override;
   void free(void* ptr) override;
+  // Measured once, on first use (a parallel memcpy).
+  MemoryInfo memory_info() override;
   std::unique_ptr<Queue> create_queue() override;
   std::unique_ptr<Event> create_event() override;
   std::unique_ptr<Module> load_module(std::span<const std::byte> image) override;
@@ -44,6 +47,9 @@ class HostDevice final : public Device {
   GuardedMemory memory_;  // first: it outlives the pool and the queues
   DeviceProperties properties_;
   ThreadPool pool_;
+  std::mutex memory_info_mutex_;
+  bool memory_info_measured_ = false;
+  MemoryInfo memory_info_;
 };
 
 }  // namespace lrrt::rt::host

@@ -116,6 +116,29 @@ HsaDevice::HsaDevice(std::shared_ptr<Context> ctx, hsa_agent_t agent, uint32_t o
   props_.memory_bytes = pool_size(api, device_pool_);
   props_.max_shared_memory_per_workgroup = dev.group.handle ? pool_size(api, dev.group) : 65536;
 
+  // Peak bandwidth and L2 for sweeps (lr_device_get_memory_info); a
+  // library that does not know an attribute leaves them unknown.
+  {
+    uint32_t width = 0, mhz = 0, caches[4] = {0, 0, 0, 0};
+    const bool w = api.hsa_agent_get_info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_MEMORY_WIDTH), &width) ==
+                   HSA_STATUS_SUCCESS;
+    const bool f = api.hsa_agent_get_info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY),
+                                          &mhz) == HSA_STATUS_SUCCESS;
+    if (w && f && width && mhz) {
+      // The agent reports the memory clock; DDR moves data on both edges.
+      memory_info_.peak_bandwidth = double(mhz) * 1e6 * double(width) / 8.0 * 2.0;
+      memory_info_.peak_source = LR_PEAK_BANDWIDTH_REPORTED;
+      memory_info_.peak_method = fmt::format("memory clock {} MHz x {}-bit bus x 2 (HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY, _WIDTH)", mhz, width);
+    }
+    if (api.hsa_agent_get_info(agent, HSA_AGENT_INFO_CACHE_SIZE, caches) == HSA_STATUS_SUCCESS)
+      for (int level = 3; level >= 0; --level)
+        if (caches[level]) {
+          memory_info_.last_level_cache_bytes = caches[level];
+          memory_info_.last_level_cache_method = fmt::format("HSA_AGENT_INFO_CACHE_SIZE (L{})", level + 1);
+          break;
+        }
+  }
+
   std::string xnack = target_.xnack == '+' ? "on" : target_.xnack == '-' ? "off" : "any";
   std::string isas;
   for (const auto& i : props_.isas) isas += (isas.empty() ? "" : ", ") + i;

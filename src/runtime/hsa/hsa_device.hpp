@@ -46,6 +46,7 @@ class HsaDevice final : public Device {
   HsaDevice(std::shared_ptr<Context> ctx, hsa_agent_t agent, uint32_t ordinal);
   ~HsaDevice() override;
   const DeviceProperties& properties() const override { return props_; }
+  MemoryInfo memory_info() override { return memory_info_; }
   void* allocate(size_t size) override;
   void free(void* ptr) override;
   std::unique_ptr<Queue> create_queue() override;
@@ -78,6 +79,7 @@ class HsaDevice final : public Device {
   void do_free_host(void* ptr) override;
 
  private:
+  MemoryInfo memory_info_;
   std::shared_ptr<Context> ctx_;
   hsa_agent_t agent_;
   DeviceProperties props_;

@@ -1,6 +1,8 @@
 // `lrrt run` results: {"kind": "run", "meta", "device", "runs": [...]}.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tool/printers/views.hpp"
 #include "tool/units.hpp"
 
@@ -114,7 +116,27 @@ Table run_records(const json& doc) {
   const std::string device_name = text_of(member(doc, "device"), "name");
   const json& runs = member(doc, "runs");
   if (!runs.is_array()) return t;
+  // With a sweep in the document: a row per state, the axis values as
+  // columns (after the columns of every run), then the sweep's measures.
+  bool sweeps = false;
+  for (const auto& r : runs) sweeps = sweeps || text_of(r, "kind") == "sweep";
+  const size_t fixed = t.columns.size();
+  std::vector<std::string> axes;
+  if (sweeps) {
+    axes = sweep_columns(doc);
+    for (const char* c : {"state", "status", "reason"}) t.columns.push_back(c);
+    for (const auto& a : axes) {
+      const bool clash = std::find(t.columns.begin(), t.columns.end(), a) != t.columns.end() || a == "noise" ||
+                         a == "criterion_met" || a == "elements_per_second" || a == "percent_of_peak" || a == "peak_source";
+      t.columns.push_back(clash ? "axis_" + a : a);
+    }
+    for (const char* c : {"noise", "criterion_met", "elements_per_second", "percent_of_peak", "peak_source"}) t.columns.push_back(c);
+  }
   for (const auto& r : runs) {
+    if (text_of(r, "kind") == "sweep") {
+      sweep_rows(t, doc, r, axes, fixed);
+      continue;
+    }
     if (text_of(r, "kind") == "sequence") {
       // One row per way: name/eager, name/replay, name/patched.
       const json& ways = member(r, "ways");
@@ -141,6 +163,7 @@ Table run_records(const json& doc) {
                       text_of(timing, "bandwidth_gbps"), text_of(member(r, "verification"), "status"),
                       std::to_string(mismatches(r))});
   }
+  for (auto& row : t.rows) row.resize(t.columns.size());
   return t;
 }
 
@@ -149,7 +172,13 @@ Layout run_layout(const json& doc) {
   const json& dev = member(doc, "device");
   const json& runs = member(doc, "runs");
   if (!runs.is_array()) return out;
+  if (member(doc, "interrupted").is_boolean() && doc["interrupted"].get<bool>())
+    out.text("interrupted: these results hold only what finished", true);
   for (const auto& r : runs) {
+    if (text_of(r, "kind") == "sweep") {
+      sweep_layout(out, dev, r);
+      continue;
+    }
     if (text_of(r, "kind") == "sequence") {
       sequence_layout(out, dev, r);
       std::vector<std::pair<std::string, std::string>> saved;
@@ -177,8 +206,17 @@ Layout run_layout(const json& doc) {
                                               format_time_ns(number_of(t, "max_ns")), text_of(r, "iterations"),
                                               text_of(r, "warmup"))});
       if (t.contains("bandwidth_gbps"))
-        fields.push_back({"bandwidth", fmt::format("{} ({} per iteration)", format_gbps(number_of(t, "bandwidth_gbps")),
-                                                   format_bytes(number_of(t, "bytes_per_iteration")))});
+        fields.push_back({"bandwidth", fmt::format("{} ({} per iteration){}", format_gbps(number_of(t, "bandwidth_gbps")),
+                                                   format_bytes(number_of(t, "bytes_per_iteration")),
+                                                   t.contains("percent_of_peak")
+                                                       ? fmt::format(", {:.1f}% of the {} peak of {}", number_of(t, "percent_of_peak"),
+                                                                     text_of(t, "peak_source"), format_gbps(number_of(t, "peak_bandwidth_gbps")))
+                                                       : "")});
+      if (t.contains("elements_per_second"))
+        fields.push_back({"elements", fmt::format("{:.4g} per second", number_of(t, "elements_per_second"))});
+      if (t.contains("criterion"))
+        fields.push_back({"stopped", fmt::format("{} (noise {:.2f}%{})", text_of(member(t, "criterion"), "stop"), number_of(t, "noise") * 100,
+                                                 member(t, "criterion").value("met", true) ? "" : ", criterion NOT met")});
     } else {
       fields.push_back({"timing", "none (0 iterations)"});
     }

@@ -38,6 +38,14 @@ Layout inspect_layout(const nlohmann::json& doc);
 Table plan_records(const nlohmann::json& doc);
 Layout plan_layout(const nlohmann::json& doc);
 
+// Sweeps inside run documents (sweep_view.cpp): the axis names of every
+// sweep of the document (the extra CSV columns), one CSV row per state, and
+// the sweep's section.
+std::vector<std::string> sweep_columns(const nlohmann::json& doc);
+void sweep_rows(Table& t, const nlohmann::json& doc, const nlohmann::json& run, const std::vector<std::string>& axes,
+                size_t fixed_columns);
+void sweep_layout(Layout& out, const nlohmann::json& device, const nlohmann::json& run);
+
 // A plan entry ({"steps", "buffers", "plan"}) as fields and tables, for the
 // plan view and `lrrt run --explain`.
 void plan_blocks(Layout& out, const nlohmann::json& entry, int depth);
