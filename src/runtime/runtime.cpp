@@ -18,24 +18,41 @@ namespace {
 std::mutex g_lifecycle_mutex;
 std::atomic<Runtime*> g_runtime{nullptr};
 
-// What ~Runtime must not destroy (the objects of a hung device) is owned here
-// to the end of the process: never destroyed, so never waited for or unloaded,
-// and still reachable, so LeakSanitizer reports only real leaks. Appended to
-// under g_lifecycle_mutex.
+// What ~Runtime must not destroy (the objects of a hung device), and what
+// work that may still run uses (keep_until_exit), is owned here to the end
+// of the process: never destroyed, so never waited for or unloaded, and
+// still reachable, so LeakSanitizer reports only real leaks.
+std::mutex g_kept_mutex;
 std::vector<std::shared_ptr<void>>& kept_to_exit() {
   static auto* kept = new std::vector<std::shared_ptr<void>>;
   return *kept;
 }
 template <class T>
 void keep_to_exit(std::unique_ptr<T>& object) {
-  if (object) kept_to_exit().emplace_back(std::move(object));
+  if (object) keep_until_exit(std::shared_ptr<T>(std::move(object)));
 }
 template <class T>
 void keep_to_exit(std::shared_ptr<T>& object) {
-  if (object) kept_to_exit().emplace_back(std::move(object));
+  if (object) keep_until_exit(std::move(object));
 }
 
 }  // namespace
+
+void keep_until_exit(std::shared_ptr<void> object) {
+  std::lock_guard lock(g_kept_mutex);
+  kept_to_exit().push_back(std::move(object));
+}
+
+bool is_timeout(const std::exception_ptr& error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return e.status() == LR_ERROR_TIMEOUT;
+  } catch (...) {
+  }
+  return false;
+}
 
 Runtime* Runtime::instance() { return g_runtime.load(std::memory_order_acquire); }
 
@@ -101,8 +118,8 @@ Runtime::~Runtime() {
     keep_to_exit(d->copy_queue);
     keep_to_exit(d->default_queue);
     keep_to_exit(d->device);
-    kept_to_exit().push_back(std::make_shared<decltype(d->allocations)>(std::move(d->allocations)));
-    kept_to_exit().push_back(std::make_shared<decltype(d->host_allocations)>(std::move(d->host_allocations)));
+    keep_until_exit(std::make_shared<decltype(d->allocations)>(std::move(d->allocations)));
+    keep_until_exit(std::make_shared<decltype(d->host_allocations)>(std::move(d->host_allocations)));
   }
   // Handles die before the devices and backends that made them; graph
   // execs first (they use kernels, events and queues of their device).
@@ -233,8 +250,14 @@ void Runtime::destroy_queue(lr_queue_t* queue) {
     std::lock_guard lock(owned->device->mutex);
     owned->device->queues.erase(queue);
   }
-  // A drain on another thread may still hold a share: the queue is
-  // destroyed when the last one goes.
+  // A wait that timed out leaves work running on the queue (a hung kernel):
+  // the handle is gone, the queue is kept to the end of the process and the
+  // device is marked hung. Otherwise a drain on another thread may still
+  // hold a share: the queue is destroyed when the last one goes.
+  if (is_timeout(error)) {
+    owned->device->hung.store(true);
+    keep_until_exit(std::move(owned));
+  }
   owned.reset();
   if (error) std::rethrow_exception(error);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "keep_until_exit.hpp"
 #include "lrrt/lrrt.h"
 
 namespace lrrt::rt {

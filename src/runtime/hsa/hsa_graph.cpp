@@ -28,6 +28,7 @@
 #include "hsa_event.hpp"
 #include "hsa_executable.hpp"
 #include "hsa_queue.hpp"
+#include "keep_until_exit.hpp"
 #include "kernargs.hpp"
 #include "wait.hpp"
 
@@ -149,6 +150,7 @@ class HsaGraphExec final : public graph::GraphExec {
   void make_sets(uint32_t count);
   void build_set(ReplaySet& set, const ReplaySet* share_signals);
   void release_set(ReplaySet& set) noexcept;
+  void keep_set_until_exit(ReplaySet& set) noexcept;
   hsa_signal_t signal(const ReplaySet& set, int64_t index) const;
   // Writes set's images of `lane` (after `joins` barrier-AND packets waiting
   // for `pending`) to its ring as one block and rings the doorbell.
@@ -166,6 +168,8 @@ class HsaGraphExec final : public graph::GraphExec {
   // After a failure: releases whatever the replays in flight still wait for.
   void abandon();
   void abandon(ReplaySet& set);
+  // LRRT_TEST_SHARE_REPLAY_SIGNALS only: brings every lane to rest.
+  void settle_for_test();
 
   HsaDevice& device_;
   const HsaSymbols& api_;
@@ -464,23 +468,54 @@ void HsaGraphExec::set_max_in_flight(uint32_t count) {
 }
 
 HsaGraphExec::~HsaGraphExec() {
+  bool settled = true;
   try {
     synchronize();
+    settled = failure_.empty();
   } catch (...) {
     // Reported by lr_graph_exec_destroy, which synchronizes first. A replay
     // that timed out is abandoned: whatever still waits for its signals is
     // released before they go back to the pool.
     abandon();
+    settled = false;
   }
-  for (auto& set : sets_) release_set(set);
+  // After a timeout or a failure, packets of the replays may still run (a
+  // hung dispatch; one an abandoned barrier-AND let start; another lane of
+  // a failed replay): what they read is kept, never freed under them.
+  for (auto& set : sets_) settled ? release_set(set) : keep_set_until_exit(set);
   for (size_t l = 1; l < lanes_.size(); ++l)
     if (lanes_[l].queue) api_.hsa_queue_destroy(lanes_[l].queue);
+  if (!settled) {
+    try {
+      keep_until_exit(std::make_shared<std::vector<void*>>(std::move(host_blocks_)));
+    } catch (...) {
+    }
+    host_blocks_.clear();
+  }
   for (void* p : host_blocks_) {
     try {
       device_.free_host(p);
     } catch (...) {
     }
   }
+}
+
+void HsaGraphExec::keep_set_until_exit(ReplaySet& set) noexcept {
+  struct Kept {
+    std::vector<SignalRef> signals;  // out of the pool: a late packet may still complete one
+    std::vector<void*> memory;       // the argument copies and staging blocks
+  };
+  try {
+    auto kept = std::make_shared<Kept>();
+    kept->signals = std::move(set.signals);
+    kept->memory = std::move(set.staging);
+    kept->memory.push_back(set.kernargs);
+    keep_until_exit(std::move(kept));
+  } catch (...) {
+  }
+  set.kernargs = nullptr;
+  set.staging.clear();
+  set.signals.clear();
 }
 
 void HsaGraphExec::write_block(uint32_t l, ReplaySet& set, std::span<const SignalRef> pending) {
@@ -782,7 +817,36 @@ bool HsaGraphExec::running() {
 
 void HsaGraphExec::synchronize() {
   std::lock_guard lock(mutex_);
-  wait_all();
+  if (!share_signals_for_test_) return wait_all();
+  try {
+    wait_all();
+  } catch (...) {
+    settle_for_test();
+    throw;
+  }
+  settle_for_test();
+}
+
+// With one signal set shared by the replays in flight, their completion
+// cannot be trusted: a shared signal completes early (the wait returns while
+// later packets still run) or drops below 0 (a barrier-AND never starts). So
+// before a wait returns or throws, the shared signals are forced to 0 until
+// every lane's ring is consumed: no packet still reads the sets' argument
+// copies when the exec frees them. Bounded, as the control may also hang.
+void HsaGraphExec::settle_for_test() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    bool idle = true;
+    for (const Lane& lane : lanes_)
+      if (lane.queue && api_.hsa_queue_load_read_index_scacquire(lane.queue) <
+                            api_.hsa_queue_load_write_index_relaxed(lane.queue))
+        idle = false;
+    if (idle || std::chrono::steady_clock::now() > deadline) break;
+    for (const auto& s : sets_.front().signals)
+      if (s) api_.hsa_signal_store_screlease(s->handle, 0);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  abandon();
 }
 
 void HsaGraphExec::drain() { synchronize(); }
