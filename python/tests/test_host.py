@@ -178,6 +178,71 @@ def test_triton_entries_describe():
     assert e.value.status_name == "LR_ERROR_INVALID_IMAGE"
 
 
+def _packer(entry):
+    """A TritonKernel's argument packer without a device (its module is
+    loaded only to launch)."""
+    k = lrrt.triton.TritonKernel.__new__(lrrt.triton.TritonKernel)
+    k.device, k.desc = None, lrrt.triton.describe(entry)
+    k.params, k._scratch = k.desc["params"], {}
+    k._build_packer()
+    return k
+
+
+_ENCODE = {"f16": "<e", "f32": "<f", "f64": "<d", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "i1": "<B"}
+
+
+def test_triton_packer_matches_each_binarys_own_layout():
+    """The eager path's argument block (one struct.Struct) against the layout
+    the binary itself declares (`lrrt inspect`: AMD metadata, cubin
+    parameter info): every argument's bytes at its offset, the hidden
+    scratch pointers 0, nothing past the explicit size. Fresh random values."""
+    import json
+    import struct
+    import subprocess
+    cli = os.environ.get("LRRT_CLI")
+    if not cli:
+        pytest.skip("LRRT_CLI (the lrrt binary) not set: run through ctest")
+    checked = 0
+    for entry in sorted(p for p in ENTRIES.glob("*/*") if p.is_dir()):
+        k = _packer(entry)
+        out = subprocess.run([cli, "inspect", str(entry), "--format", "json"], capture_output=True, text=True, check=True)
+        kernel = json.loads(out.stdout)["objects"][0]["targets"][0]["kernels"][0]
+        layout = [a for a in kernel["args"] if a["kind"] != "hidden"]
+        assert len(layout) == len(k.params) + len(k.desc["hidden"]), entry
+        args, expect = [], []
+        for p, a in zip(k.params, layout):
+            if p["pointer"]:
+                v = int(rng.integers(1, 2**63)) & ~0xF
+                args.append(v)
+                expect.append(struct.pack("<Q", v))
+            elif p["type"] in ("f16", "f32", "f64"):
+                v = float(np.float16(rng.uniform(-100, 100)))  # exact in every float type
+                args.append(v)
+                expect.append(struct.pack(_ENCODE[p["type"]], v))
+            else:
+                v = int(rng.integers(0, 100))
+                args.append(v)
+                expect.append(struct.pack(_ENCODE[p["type"]], v))
+            assert a["size"] == len(expect[-1]), (entry, p)
+        data = k.pack((1,), args)
+        explicit = max(a["offset"] + a["size"] for a in layout)
+        assert len(data) == explicit, entry
+        for a, want in zip(layout, expect):
+            assert data[a["offset"]:a["offset"] + a["size"]] == want, (entry, a)
+        for a in layout[len(k.params):]:
+            assert data[a["offset"]:a["offset"] + a["size"]] == bytes(8), (entry, a)
+        checked += 1
+        with pytest.raises(TypeError, match="takes"):
+            k.pack((1,), args[:-1])
+        scalar = next((i for i, p in enumerate(k.params) if not p["pointer"] and p["type"].startswith("i")), None)
+        if scalar is not None:
+            bad = list(args)
+            bad[scalar] = 2.5
+            with pytest.raises(TypeError, match=k.params[scalar]["name"]):
+                k.pack((1,), bad)
+    assert checked >= 9
+
+
 def test_pip_install_offline(tmp_path):
     """`pip install ./python` needs nothing from an index (python/_build has
     no requirements), and the installed package, not the source, loads."""

@@ -582,6 +582,45 @@ TEST_CASE("graph replay: destroying a running exec waits for it, replays follow 
   }
 }
 
+// A replay's completion is the replay's own, not its queue's: work queued
+// behind it (a gate that does not open until the test says so) is not
+// waited for. On cuda the replay adds no event to its stream (a deferred
+// completion marker): the gated launch behind it must record the marker
+// first, or this synchronize would wait for the gate and time out.
+TEST_CASE("graph replay: synchronize and query cover the replay, not work queued behind it on its queue") {
+  point_hsa_at_standin();
+  lrrt::Runtime runtime;
+  for (const auto& backend : replay_backends()) {
+    CAPTURE(backend);
+    if (!Gate::available(backend)) continue;
+    Setup s(backend);
+    const uint32_t n = 2048;
+    auto x = random_whole(n, -64, 64), y0 = random_whole(n, -1000, 1000);
+    lrrt::DeviceBuffer dx(s.device, n * 4), dy(s.device, n * 4);
+    lrrt::copy_to_device(dx, x);
+    lrrt::copy_to_device(dy, y0);
+    lrrt::Graph g(s.device);
+    for (int i = 0; i < 2; ++i)
+      g.add_kernel(s.saxpy, config_for(n, 256), SaxpyArgs{1.5f, dx.data(), dy.data(), n},
+                   {lrrt::read_access(dx), lrrt::read_write_access(dy)});
+    auto exec = g.instantiate();
+    const int replays = 3;
+    for (int r = 0; r < replays; ++r) exec.launch();
+    Gate gate(s);
+    gate.close();  // on the same (default) queue, behind the replays
+    lr_set_wait_timeout_ms(20000);
+    REQUIRE(lr_graph_exec_synchronize(exec.get()) == LR_SUCCESS);
+    uint32_t complete = 0;
+    CHECK(lr_graph_exec_query(exec.get(), &complete) == LR_SUCCESS);
+    CHECK(complete == 1);
+    gate.open();
+    s.device.synchronize();
+    std::vector<float> y(n, kPoison);
+    lrrt::copy_to_host(y, dy);
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(y[i] == y0[i] + float(2 * replays) * 1.5f * x[i]);
+  }
+}
+
 TEST_CASE("graph replay: memory lrrt did not allocate replays once lr_memory_register declares it") {
   point_hsa_at_standin();
   lrrt::Runtime runtime;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -107,48 +108,88 @@ using graph::PlanSync;
 // fills copy it repeatedly (one memcpy node per block).
 constexpr size_t kPatternBlockBytes = size_t(1) << 20;
 
-// Bisecting what the exec adds around cuGraphLaunch on small graphs (issue
-// 22, part 1), read at instantiation and named in the plan. Defaults are
-// the production behaviour; the others exist to be measured against it.
-//  LRRT_CUDA_GRAPH_COMPLETION=node (default: an event-record node, blocking-
-//    sync event) | node-spin (the node, an event without BLOCKING_SYNC) |
-//    record | record-spin (cuEventRecord after cuGraphLaunch) | stream (no
-//    event per replay: waits and queries go to the last launch stream, which
-//    also covers other work on it: the native graph's shape)
+// How a replay's completion is known (issue 22, part 1), read at
+// instantiation and named in the plan. The default is the production
+// behaviour; the others exist to be measured against it (replay-gpu-check).
+//  LRRT_CUDA_GRAPH_COMPLETION=deferred (default: no event per replay; the
+//    event is recorded only when other work follows the replay on its
+//    stream, or a wait goes past its spin: CompletionMarker) | node (an
+//    event-record node, blocking-sync event) | node-spin (the node, an event
+//    without BLOCKING_SYNC) | record | record-spin (cuEventRecord after
+//    cuGraphLaunch)
 //  LRRT_CUDA_GRAPH_CONTEXT=0: launch skips making the context current (only
 //    right on a thread whose current context is already the device's)
 //  LRRT_CUDA_GRAPH_KERNEL_PARAMS=1: kernel nodes take kernelParams (a pointer
 //    per parameter) instead of one `extra` argument buffer, as stream
 //    capture of cuLaunchKernel(kernelParams) makes them
+// Measured on the H200 (2026-12-04, one kernel, 16, a diamond of 4, per
+// kernel against the native graph): node 2.08x/1.12x/1.38x, node-spin
+// 1.26x/1.02x/0.90x, record 1.91x, record-spin 1.19x, no event 1.05x/1.04x/
+// 0.92x: the blocking-sync event's record was the small graphs' fixed cost.
 struct GraphKnobs {
-  enum class Completion { Node, NodeSpin, Record, RecordSpin, Stream } completion = Completion::Node;
+  enum class Completion { Deferred, Node, NodeSpin, Record, RecordSpin } completion = Completion::Deferred;
   bool make_current = true;
   bool kernel_params = false;
   std::string describe() const {
-    static const char* names[] = {"node", "node-spin", "record", "record-spin", "stream"};
+    static const char* names[] = {"deferred", "node", "node-spin", "record", "record-spin"};
     return fmt::format("completion={} context={} kernel_params={}", names[int(completion)], make_current ? 1 : 0,
                        kernel_params ? 1 : 0);
   }
-  bool is_default() const { return completion == Completion::Node && make_current && !kernel_params; }
+  bool is_default() const { return completion == Completion::Deferred && make_current && !kernel_params; }
+  bool deferred() const { return completion == Completion::Deferred; }
   bool in_graph() const { return completion == Completion::Node || completion == Completion::NodeSpin; }
   bool spin_event() const { return completion == Completion::NodeSpin || completion == Completion::RecordSpin; }
   static GraphKnobs read() {
     GraphKnobs k;
     if (const char* c = std::getenv("LRRT_CUDA_GRAPH_COMPLETION"); c && *c) {
       const std::string v = c;
-      if (v == "node") k.completion = Completion::Node;
+      if (v == "deferred") k.completion = Completion::Deferred;
+      else if (v == "node") k.completion = Completion::Node;
       else if (v == "node-spin") k.completion = Completion::NodeSpin;
       else if (v == "record") k.completion = Completion::Record;
       else if (v == "record-spin") k.completion = Completion::RecordSpin;
-      else if (v == "stream") k.completion = Completion::Stream;
       else
         LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-                   "LRRT_CUDA_GRAPH_COMPLETION='{}': expected node, node-spin, record, record-spin or stream", v);
+                   "LRRT_CUDA_GRAPH_COMPLETION='{}': expected deferred, node, node-spin, record or record-spin", v);
     }
     if (const char* c = std::getenv("LRRT_CUDA_GRAPH_CONTEXT"); c && std::string(c) == "0") k.make_current = false;
     if (const char* c = std::getenv("LRRT_CUDA_GRAPH_KERNEL_PARAMS"); c && std::string(c) == "1") k.kernel_params = true;
     return k;
   }
+};
+
+// Waits for a replay through its marker: while the marker is pending, the
+// stream's own state (nothing was submitted after the replay); the event is
+// recorded only when the wait goes on past its spin, to block on it.
+class MarkerWait final : public Waitable {
+ public:
+  MarkerWait(CompletionMarker& marker, std::function<std::string()> describe)
+      : marker_(marker), describe_(std::move(describe)) {}
+  WaitStatus poll() override {
+    std::lock_guard lock(marker_.mutex);
+    result_ = marker_.pending_on ? cu().cuStreamQuery(marker_.pending_on->stream()) : cu().cuEventQuery(marker_.event);
+    return status();
+  }
+  WaitStatus block(std::chrono::nanoseconds) override {
+    {
+      std::lock_guard lock(marker_.mutex);
+      result_ = marker_.record_locked();
+    }
+    if (result_ == CUDA_SUCCESS) result_ = cu().cuEventSynchronize(marker_.event);
+    return status();
+  }
+  Blocking blocking() const override { return Blocking::Unbounded; }
+  std::string describe() const override { return describe_(); }
+  CUresult result() const { return result_; }
+
+ private:
+  WaitStatus status() const {
+    if (result_ == CUDA_SUCCESS) return WaitStatus::Complete;
+    return result_ == CUDA_ERROR_NOT_READY ? WaitStatus::Pending : WaitStatus::Failed;
+  }
+  CompletionMarker& marker_;
+  std::function<std::string()> describe_;
+  CUresult result_ = CUDA_SUCCESS;
 };
 
 class CudaGraphExec final : public graph::GraphExec {
@@ -183,7 +224,8 @@ class CudaGraphExec final : public graph::GraphExec {
   CudaDevice& device_;
   CUgraph graph_ = nullptr;  // kept: exec kernel-node updates name its nodes
   CUgraphExec exec_ = nullptr;
-  CUevent done_ = nullptr;   // recorded by each replay: by the graph's last node, or after an empty one
+  CUevent done_ = nullptr;   // the replay's completion: deferred (marker_), a node, or recorded after the launch
+  std::shared_ptr<CompletionMarker> marker_ = std::make_shared<CompletionMarker>();
   std::vector<KernelNode> kernels_;
   std::vector<int32_t> kernel_of_node_;  // node -> index into kernels_, -1 for copies and fills
   std::vector<void*> pattern_blocks_;    // device memory, for fills no memset can do
@@ -371,6 +413,7 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
     LRRT_CUDA_CHECK_DEVICE(
         device_, "",
         cuEventCreate(&done_, (knobs_.spin_event() ? 0u : unsigned(CU_EVENT_BLOCKING_SYNC)) | CU_EVENT_DISABLE_TIMING));
+    marker_->event = done_;
     if (graph_ && !knobs_.in_graph()) {
       LRRT_GRAPH_CHECK(cuGraphInstantiateWithFlags(&exec_, graph_, 0), std::string());
     } else if (graph_) {
@@ -423,15 +466,25 @@ CudaGraphExec::CudaGraphExec(CudaDevice& device, const graph::Lowering& lowering
   sync_.push_back({"order", -1,
                    "a replay launched on another queue than the previous one waits for the previous replay's "
                    "event (cuStreamWaitEvent)"});
-  sync_.push_back({"completion", -1,
-                   n == 0 ? "an event recorded on the launch stream"
-                          : "an event-record node after every node nothing else follows: each cuGraphLaunch "
-                            "records the replay's completion, with no separate cuEventRecord"});
+  sync_.push_back(
+      {"completion", -1,
+       knobs_.deferred()
+           ? std::string("deferred: a replay adds only its cuGraphLaunch to the stream; its completion event is "
+                         "recorded when other work is submitted to that stream after it, or when a wait goes past "
+                         "its spin (until then the stream's own state is the replay's)")
+       : knobs_.in_graph() && n != 0
+           ? std::string("an event-record node after every node nothing else follows")
+           : std::string("an event recorded on the launch stream after each cuGraphLaunch")});
 }
 
 void CudaGraphExec::release() noexcept {
   device_.make_current();
   const CudaSymbols& s = cu();
+  {
+    std::lock_guard lock(marker_->mutex);  // a queue may still hold the marker: never its event again
+    marker_->pending_on = nullptr;
+    marker_->event = nullptr;
+  }
   if (exec_) cu_graph().cuGraphExecDestroy(exec_);
   if (graph_) cu_graph().cuGraphDestroy(graph_);
   if (done_) s.cuEventDestroy(done_);
@@ -459,31 +512,40 @@ CudaGraphExec::~CudaGraphExec() {
 
 void CudaGraphExec::launch(Queue& queue, Event* completion) {
   std::lock_guard lock(mutex_);
-  CUstream stream = static_cast<CudaQueue&>(queue).stream();
-  if (knobs_.make_current) device_.make_current();
-  // cuGraphLaunch orders launches of one exec itself; the wait says so
-  // explicitly and covers the empty graph, which has no CUDA graph.
-  if (launched_ && stream != last_stream_) {
-    if (knobs_.completion == GraphKnobs::Completion::Stream)
-      LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, last_stream_));
-    LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuStreamWaitEvent(stream, done_, 0));
-  }
-  if (exec_) {
-    CUresult r = cu_graph().cuGraphLaunch(exec_, stream);
-    if (r != CUDA_SUCCESS) {
-      if (cu_is_sticky_fault(r)) device_.fail(r, "cuGraphLaunch", kernel_names_, __FILE__, __LINE__);
-      throw Error(cu_status(r, LR_ERROR_RUNTIME),
-                  fmt::format("launching the {} on {} failed (cuGraphLaunch): {} [at {}:{}]", summary_,
-                              device_.description(), cu_error_text(r), file_basename(__FILE__), __LINE__));
+  auto& q = static_cast<CudaQueue&>(queue);
+  CUstream stream = q.stream();
+  {
+    // Another replay's pending marker on this stream is recorded first;
+    // this exec's own stays pending (this replay follows it).
+    auto submission = q.begin_submission(marker_.get());
+    if (knobs_.make_current) device_.make_current();
+    // cuGraphLaunch orders launches of one exec itself; the wait says so
+    // explicitly and covers the empty graph, which has no CUDA graph.
+    if (launched_ && stream != last_stream_) {
+      {
+        std::lock_guard m(marker_->mutex);
+        if (CUresult r = marker_->record_locked(); r != CUDA_SUCCESS)
+          device_.fail(r, "cuEventRecord (the previous replay's completion)", kernel_names_, __FILE__, __LINE__);
+      }
+      LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuStreamWaitEvent(stream, done_, 0));
     }
-    if (last_kernel_) device_.note_launch(last_kernel_);
-    if (knobs_.completion == GraphKnobs::Completion::Record || knobs_.completion == GraphKnobs::Completion::RecordSpin)
+    if (exec_) {
+      CUresult r = cu_graph().cuGraphLaunch(exec_, stream);
+      if (r != CUDA_SUCCESS) {
+        if (cu_is_sticky_fault(r)) device_.fail(r, "cuGraphLaunch", kernel_names_, __FILE__, __LINE__);
+        throw Error(cu_status(r, LR_ERROR_RUNTIME),
+                    fmt::format("launching the {} on {} failed (cuGraphLaunch): {} [at {}:{}]", summary_,
+                                device_.description(), cu_error_text(r), file_basename(__FILE__), __LINE__));
+      }
+      if (last_kernel_) device_.note_launch(last_kernel_);
+    }
+    if (knobs_.deferred())
+      q.defer_marker(marker_);
+    else if (!exec_ || !knobs_.in_graph())
       LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
-  } else {
-    LRRT_CUDA_CHECK_DEVICE(device_, kernel_names_, cuEventRecord(done_, stream));
+    launched_ = true;
+    last_stream_ = stream;
   }
-  launched_ = true;
-  last_stream_ = stream;
   if (completion) queue.record(*completion);
 }
 
@@ -491,10 +553,13 @@ bool CudaGraphExec::running() {
   std::lock_guard lock(mutex_);
   if (!launched_) return false;
   device_.make_current();
-  const bool on_stream = knobs_.completion == GraphKnobs::Completion::Stream && exec_;
-  CUresult r = on_stream ? cu().cuStreamQuery(last_stream_) : cu().cuEventQuery(done_);
+  CUresult r;
+  {
+    std::lock_guard m(marker_->mutex);
+    r = marker_->pending_on ? cu().cuStreamQuery(marker_->pending_on->stream()) : cu().cuEventQuery(done_);
+  }
   if (r == CUDA_ERROR_NOT_READY) return true;
-  if (r != CUDA_SUCCESS) device_.fail(r, "cuEventQuery on a CUDA graph replay", kernel_names_, __FILE__, __LINE__);
+  if (r != CUDA_SUCCESS) device_.fail(r, "waiting for a CUDA graph replay (query)", kernel_names_, __FILE__, __LINE__);
   return false;
 }
 
@@ -502,23 +567,13 @@ void CudaGraphExec::synchronize() {
   std::lock_guard lock(mutex_);
   if (!launched_) return;
   device_.make_current();
-  auto describe = [&] {
-    return fmt::format("a replay of a {} on {}{}", summary_, device_.description(),
-                       kernel_names_.empty() ? "" : ", running kernel " + kernel_names_);
-  };
-  if (knobs_.completion == GraphKnobs::Completion::Stream && exec_) {
-    CudaWait on_stream(last_stream_, done_, describe);
-    if (rt::wait(on_stream) == WaitStatus::Complete) return;
-    device_.fail(on_stream.result(), "waiting for a CUDA graph replay (cuStreamQuery)", kernel_names_, __FILE__,
-                 __LINE__);
-  }
-  CudaWait target(done_, [&] {
+  MarkerWait target(*marker_, [&] {
     return fmt::format("a replay of a {} on {}{}", summary_, device_.description(),
                        kernel_names_.empty() ? "" : ", running kernel " + kernel_names_);
   });
   if (rt::wait(target) == WaitStatus::Complete) return;
-  device_.fail(target.result(), "waiting for a CUDA graph replay (cuEventSynchronize)", kernel_names_, __FILE__,
-               __LINE__);
+  device_.fail(target.result(), "waiting for a CUDA graph replay (cuStreamQuery/cuEventSynchronize)", kernel_names_,
+               __FILE__, __LINE__);
 }
 
 void CudaGraphExec::set_kernargs(uint32_t node, size_t offset, std::span<const std::byte> bytes) {

@@ -33,9 +33,44 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   }
 }
 
+CUresult CompletionMarker::record_locked() {
+  if (!pending_on) return CUDA_SUCCESS;
+  CUresult r = cu().cuEventRecord(event, pending_on->stream());
+  pending_on = nullptr;
+  return r;
+}
+
+std::unique_lock<std::mutex> CudaQueue::begin_submission(const CompletionMarker* keep) {
+  std::unique_lock lock(submit_mutex_);
+  if (pending_ && pending_.get() != keep) {
+    std::shared_ptr<CompletionMarker> marker = std::move(pending_);
+    std::lock_guard m(marker->mutex);
+    if (marker->pending_on == this) {
+      device_.make_current();
+      if (CUresult r = marker->record_locked(); r != CUDA_SUCCESS)
+        device_.fail(r, "cuEventRecord (a graph replay's completion)", recent_kernels(), __FILE__, __LINE__);
+    }
+  }
+  return lock;
+}
+
+void CudaQueue::defer_marker(const std::shared_ptr<CompletionMarker>& marker) {
+  {
+    std::lock_guard m(marker->mutex);
+    marker->pending_on = this;
+  }
+  pending_ = marker;
+}
+
 CudaQueue::~CudaQueue() {
   if (!stream_) return;
   device_.make_current();
+  // A replay's marker still pending here is recorded: its exec waits on the
+  // event once this stream is gone.
+  if (pending_) {
+    std::lock_guard m(pending_->mutex);
+    if (pending_->pending_on == this) pending_->record_locked();
+  }
   // Destroying a stream with work in flight is allowed (the driver finishes
   // it); the core has waited already. Errors here have nowhere to go.
   if (done_) cu().cuEventDestroy(done_);
@@ -98,6 +133,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
                  info.name, expected, info.args.size(), size);
     size = expected;
   }
+  auto submission = begin_submission();
   device_.make_current();
   if (config.dynamic_shared_bytes > 48 * 1024) k.ensure_dynamic_shared(config.dynamic_shared_bytes);
   const CudaSymbols& s = cu();
@@ -147,6 +183,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
 
 void CudaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
                      Event* signal) {
+  auto submission = begin_submission();
   device_.make_current();
   const CudaSymbols& s = cu();
   CudaEvent* sig = begin_operation(wait_for, signal);

@@ -7,6 +7,8 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "backend.hpp"
@@ -15,6 +17,25 @@ namespace lrrt::rt::cuda {
 
 class CudaDevice;
 class CudaEvent;
+class CudaQueue;
+
+// A graph replay's completion, recorded lazily (cuda_graph.cpp): a replay
+// adds nothing to its stream but the cuGraphLaunch, as a native graph's
+// does. (An event per replay, as a node of the graph or recorded after it,
+// made a one-kernel replay cost 2x the native graph on the H200: a
+// blocking-sync event's record is that expensive; a spinning event's still
+// cost 1.2x.) While `pending_on` names a queue, nothing was submitted to
+// that queue's stream after the replay, so the stream's state is the
+// replay's: a wait polls the stream, and records the event only before it
+// blocks; the queue records it before it submits anything else.
+struct CompletionMarker {
+  std::mutex mutex;
+  CUevent event = nullptr;          // blocking-sync, owned by the exec
+  CudaQueue* pending_on = nullptr;  // under mutex
+  // Under mutex: records the event on the stream of the queue it is pending
+  // on (nothing else was submitted there since), and clears pending_on.
+  CUresult record_locked();
+};
 
 class CudaQueue final : public Queue {
  public:
@@ -29,6 +50,15 @@ class CudaQueue final : public Queue {
 
   CUstream stream() const { return stream_; }
 
+  // Every submission to the stream holds this lock, taken by
+  // begin_submission(), which first records a pending completion marker
+  // (unless it is `keep`, the caller's own): so a marker is recorded before
+  // any later work on its stream.
+  [[nodiscard]] std::unique_lock<std::mutex> begin_submission(const CompletionMarker* keep = nullptr);
+  // After a replay was launched under begin_submission(): its marker is
+  // pending on this queue.
+  void defer_marker(const std::shared_ptr<CompletionMarker>& marker);
+
  private:
   void wait_events(EventList wait_for);
   // Around each launch or copy: the dependencies, then (with a signal) the
@@ -39,6 +69,8 @@ class CudaQueue final : public Queue {
   std::string recent_kernels() const;
 
   CudaDevice& device_;
+  std::mutex submit_mutex_;
+  std::shared_ptr<CompletionMarker> pending_;  // under submit_mutex_
   CUstream stream_ = nullptr;
   CUevent done_ = nullptr;  // blocking-sync: synchronize() sleeps on it after the spin
   static constexpr size_t kRecent = 8;
