@@ -13,3 +13,20 @@ LRRT_KERNEL(spin, (uint32_t, iterations), (uint32_t, seed), (uint32_t*, out)) {
     out[id] = x;
   }
 }
+
+// Holds its queue until the host writes a non-zero word to flag[0], or until
+// `limit` polls have passed (then flag[1] = 1): `lrrt run` enqueues a round
+// of timed samples behind it and then lets go, so the samples run back to
+// back as the device reaches them, not as the host submits them (nvbench's
+// blocking kernel). The limit bounds a hold the host cannot release (a
+// submission that blocks behind the held queue). One work-item.
+LRRT_KERNEL(hold_queue, (uint32_t*, flag), (uint32_t, limit)) {
+  LRRT_FOR_EACH_THREAD {
+    if (LRRT_GLOBAL_ID_X == 0) {
+      uint32_t polls = 0;
+      while (LRRT_LOAD_ACQUIRE_U32(flag) == 0 && ++polls < limit) {
+      }
+      if (polls >= limit) LRRT_STORE_RELEASE_U32(flag + 1, 1u);
+    }
+  }
+}

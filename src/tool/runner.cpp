@@ -69,10 +69,17 @@ json time_runs(Prepared& P, const Manifest& m, const BufferContents& initial, ui
   upload(P, initial);
   std::optional<CacheFlush> flush;
   if (opt.timing.cold) flush.emplace(P.device());
+  // A launch never waits for the device: its rounds can go behind a held
+  // queue (cold samples cannot: each flush waits).
+  std::string why_not = "--cold: each sample's cache flush waits for the device";
+  std::unique_ptr<QueueHold> hold;
+  if (!flush) hold = QueueHold::make(P.device(), opt.kernel_dir, &why_not);
   const SampleRun run = sample_launches(
-      P.device(), opt.timing, warmup, iterations, [](uint64_t) {}, [&] { launch(P); }, flush ? &*flush : nullptr);
+      P.device(), opt.timing, warmup, iterations, [](uint64_t) {}, [&] { launch(P); }, flush ? &*flush : nullptr,
+      hold.get());
   json timing = sample_json(run, opt.timing, iterations);
   if (flush) timing["flush"] = flush->describe();
+  timing["queue_hold"] = hold ? hold->describe() : json{{"held", false}, {"why_not", why_not}};
   if (json t = throughput_json(m, timing["median_ns"].get<double>(), opt.memory); !t.is_null()) {
     // The fields of older results stay where they were.
     for (auto it = t.begin(); it != t.end(); ++it) timing[it.key()] = it.value();

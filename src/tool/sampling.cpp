@@ -3,9 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 
+#include "lrrt/bundle/input_file.hpp"
+#include "lrrt/bundle/manifest.hpp"
 #include "tool/runner.hpp"
 #include "tool/stats.hpp"
 
@@ -52,9 +57,63 @@ json CacheFlush::describe() const {
                                                       : fmt::format("unknown: {} MiB assumed", kFallbackLlcBytes >> 20)}};
 }
 
+// Polls of the host word before the holding kernel lets go by itself: a few
+// seconds on a GPU (a poll of host memory takes about a microsecond).
+constexpr uint32_t kHoldPollLimit = uint32_t(1) << 23;
+// Operations (events and launches) one held round enqueues at most: far
+// below the depth at which a submission would wait for the held queue.
+constexpr uint32_t kHeldRoundOps = 256;
+
+std::unique_ptr<QueueHold> QueueHold::make(const lrrt::Device& device, const std::filesystem::path& kernel_dir,
+                                           std::string* why_not) {
+  const lr_device_properties_t props = device.properties();
+  if (std::string(props.backend) == "host") {
+    *why_not = "the host backend: its queue runs on the host, no submission gap to hide";
+    return nullptr;
+  }
+  try {
+    const auto path = bundle::resolve_code_object_path("@kernels/spin.*", props.backend, props.arch, kernel_dir,
+                                                       kernel_dir);
+    lrrt::Module module(device, bundle::read_input_file(path, bundle::kMaxCodeObjectBytes));
+    lrrt::Kernel kernel = module.kernel("hold_queue");
+    lrrt::PinnedHostBuffer words(device, 64);
+    std::memset(words.data(), 0, 64);
+    return std::make_unique<QueueHold>(std::move(module), kernel, std::move(words));
+  } catch (const std::exception& e) {
+    *why_not = fmt::format("no holding kernel (spin.* in the kernel folder): {}", e.what());
+    return nullptr;
+  }
+}
+
+void QueueHold::hold() {
+  auto* w = words_.as<uint32_t>();
+  std::atomic_ref<uint32_t>(w[1]).store(0, std::memory_order_relaxed);
+  std::atomic_ref<uint32_t>(w[0]).store(0, std::memory_order_release);
+  struct {
+    void* flag;
+    uint32_t limit;
+  } args{words_.data(), kHoldPollLimit};
+  const std::byte* bytes = reinterpret_cast<const std::byte*>(&args);
+  lrrt::launch(kernel_, lr_launch_config_t{{1, 1, 1}, {1, 1, 1}, 0}, std::span(bytes, offsetof(decltype(args), limit) + 4));
+  ++rounds_;
+}
+
+void QueueHold::release() {
+  auto* w = words_.as<uint32_t>();
+  std::atomic_ref<uint32_t>(w[0]).store(1, std::memory_order_release);
+}
+
+json QueueHold::describe() const {
+  return {{"held", true},
+          {"rounds", rounds_},
+          {"rounds_released_by_timeout", timed_out_},
+          {"method", "each round of samples enqueued behind a kernel spinning on a pinned host word, then released"}};
+}
+
 SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, uint32_t warmup, uint32_t iterations,
                           const std::function<void(uint64_t)>& before, const std::function<void()>& enqueue,
-                          const CacheFlush* flush) {
+                          const CacheFlush* flush, QueueHold* hold) {
+  if (flush) hold = nullptr;  // a flush waits for the device: never behind a held queue
   SampleRun r;
   const uint32_t batch = std::max<uint32_t>(1, t.batch);
   for (uint32_t i = 0; i < warmup; ++i) {
@@ -75,8 +134,10 @@ SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, ui
   uint64_t done = 0, sum_ns = 0;
   uint32_t round = t.noise_stop ? std::max<uint32_t>(1, std::min<uint32_t>(kRound, t.min_samples)) : kRound;
   while (true) {
-    const uint32_t n = t.noise_stop ? round : static_cast<uint32_t>(std::min<uint64_t>(kRound, iterations - done));
+    uint32_t n = t.noise_stop ? round : static_cast<uint32_t>(std::min<uint64_t>(kRound, iterations - done));
     if (n == 0) break;
+    if (hold) n = std::clamp<uint32_t>(kHeldRoundOps / (batch + 2), 1, n);
+    if (hold) hold->hold();
     for (uint32_t k = 0; k < n; ++k) {
       if (flush) flush->flush();
       before(warmup + done + k);
@@ -84,7 +145,9 @@ SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, ui
       for (uint32_t b = 0; b < batch; ++b) enqueue();
       ends[k].record();
     }
+    if (hold) hold->release();
     ends[n - 1].synchronize();
+    if (hold) hold->note_round();
     for (uint32_t k = 0; k < n; ++k) {
       const uint64_t ns = ends[k].elapsed_ns_since(starts[k]);
       const uint64_t per = (ns + batch / 2) / batch;

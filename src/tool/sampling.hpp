@@ -4,8 +4,11 @@
 // samples' noise (relative standard deviation), as nvbench does.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,13 +56,47 @@ class CacheFlush {
   lrrt::DeviceBuffer buffer_;
 };
 
+// nvbench's blocking kernel: while a round of samples is enqueued, the
+// device's default queue is held by a kernel (spin.*'s hold_queue) that
+// spins on a pinned host word, then let go, so the samples run back to back
+// as the device reaches them. Without it a GPU runs each launch as soon as
+// the host submits it, and a sample of a kernel shorter than one launch call
+// times the host: saxpy over 1024 elements measured 4.6 us on the H200, with
+// 22-160% noise. Not on the host backend (its device is the host), and not
+// for work whose enqueue may wait on the device (the caller decides).
+class QueueHold {
+ public:
+  // Null, with the reason in `why_not`, on the host backend or without the
+  // spin kernels in kernel_dir.
+  static std::unique_ptr<QueueHold> make(const lrrt::Device& device, const std::filesystem::path& kernel_dir,
+                                         std::string* why_not);
+  void hold();      // the word to 0, then the holding kernel on the default queue
+  void release();   // the word to 1
+  void note_round() {  // after the round finished: did the kernel let go by itself?
+    timed_out_ += std::atomic_ref<uint32_t>(words_.as<uint32_t>()[1]).load(std::memory_order_acquire) != 0;
+  }
+  uint32_t timed_out_rounds() const { return timed_out_; }
+  nlohmann::json describe() const;
+
+  QueueHold(lrrt::Module module, lrrt::Kernel kernel, lrrt::PinnedHostBuffer words)
+      : module_(std::move(module)), kernel_(kernel), words_(std::move(words)) {}
+
+ private:
+  lrrt::Module module_;
+  lrrt::Kernel kernel_;
+  lrrt::PinnedHostBuffer words_;  // [0] the flag, [1] set when the kernel let go on its own
+  uint32_t rounds_ = 0, timed_out_ = 0;
+};
+
 // Runs warmup enqueue()s, then samples: before(i) outside the events (a
 // patch), flush (cold, may be null), start event, `batch` enqueue()s, end
 // event. Fixed: `iterations` samples. Noise: until min_samples, min_time and
 // max_noise hold, or max_time passes (criterion not met).
+// With `hold` (never with a flush, which waits), each round is enqueued
+// behind a held queue.
 SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, uint32_t warmup, uint32_t iterations,
                           const std::function<void(uint64_t)>& before, const std::function<void()>& enqueue,
-                          const CacheFlush* flush);
+                          const CacheFlush* flush, QueueHold* hold = nullptr);
 
 // timing_json of the samples plus wall time, noise and the criterion:
 // {"samples"?, "min_ns", ..., "noise", "criterion": {...}, "batch", "cold"}.

@@ -238,10 +238,12 @@ std::vector<HostLib>& host_libs() {
 // One folder, or several separated by ':' (the conformance suite adds its
 // test-only kernels' folder to the build's kernel folder).
 std::vector<std::string> kernel_dirs() {
+  // The folders named first, then the build's own kernels (lrrt itself
+  // loads kernels of its own from there: `lrrt run`'s queue hold).
   std::string dirs = LRRT_STANDIN_DEFAULT_KERNEL_DIR;
   for (const char* env : {"LRRT_HSA_STANDIN_KERNEL_DIR", "LRRT_KERNEL_DIR"})
     if (const char* d = std::getenv(env); d && *d) {
-      dirs = d;
+      dirs = std::string(d) + ":" + dirs;
       break;
     }
   std::vector<std::string> out;
