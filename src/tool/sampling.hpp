@@ -64,6 +64,8 @@ class CacheFlush {
 // times the host: saxpy over 1024 elements measured 4.6 us on the H200, with
 // 22-160% noise. Not on the host backend (its device is the host), and not
 // for work whose enqueue may wait on the device (the caller decides).
+// Opt-in (LRRT_HOLD_QUEUE=1): on the H200 every held round was released by
+// the kernel's poll limit, not by the host (cause not yet found).
 class QueueHold {
  public:
   // Null, with the reason in `why_not`, on the host backend or without the

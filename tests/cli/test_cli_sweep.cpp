@@ -377,3 +377,38 @@ TEST_CASE("sweep: --batch times N launches per sample and --cold flushes twice t
   CHECK(flush["bytes_written"].get<uint64_t>() == 2 * (llc ? llc : uint64_t(256) << 20));
   CHECK(st["verification"]["status"] == "passed");
 }
+
+#if defined(LRRT_CLI_HSA_STANDIN)
+// The queue hold (sampling.hpp, opt-in with LRRT_HOLD_QUEUE=1): on a GPU
+// backend each round of samples is enqueued behind spin.*'s hold_queue and
+// released by the host, never by the kernel's poll limit; results stay
+// verified. Off by default, and never on host, each saying why.
+TEST_CASE("run: timed rounds behind a held queue on the hsa stand-in, released by the host; off by default") {
+  TempDir dir;
+  const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(4096));
+  auto timing_of = [&](const std::string& backend, bool hold) {
+    setenv("LRRT_HSA_LIBRARY", LRRT_CLI_HSA_STANDIN, 1);
+    if (hold) setenv("LRRT_HOLD_QUEUE", "1", 1);
+    const Result r = run_lrrt(dir, {"run", "--backend", backend, "--kernel-dir", kKernels.string(), "--iterations", "300",
+                                    "--warmup", "1", "-q", "--format", "json", "-o", (dir / "out.json").string(),
+                                    m.string()});
+    unsetenv("LRRT_HOLD_QUEUE");
+    unsetenv("LRRT_HSA_LIBRARY");
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const json out = json::parse(read_text(dir / "out.json"));
+    CHECK(out["runs"][0]["verification"]["status"] == "passed");
+    CHECK(out["runs"][0]["timing"]["sample_count"] == 300);
+    return out["runs"][0]["timing"];
+  };
+  const json held = timing_of("hsa", true);
+  CHECK(held["queue_hold"]["held"] == true);
+  CHECK(held["queue_hold"]["rounds"].get<uint32_t>() >= 2);  // 300 samples, at most 85 a round
+  CHECK(held["queue_hold"]["rounds_released_by_timeout"] == 0);
+  const json off = timing_of("hsa", false);
+  CHECK(off["queue_hold"]["held"] == false);
+  CHECK(off["queue_hold"]["why_not"].get<std::string>().find("LRRT_HOLD_QUEUE=1") != std::string::npos);
+  const json host = timing_of("host", true);
+  CHECK(host["queue_hold"]["held"] == false);
+  CHECK(host["queue_hold"]["why_not"].get<std::string>().find("host backend") != std::string::npos);
+}
+#endif
