@@ -383,7 +383,7 @@ TEST_CASE("sweep: --batch times N launches per sample and --cold flushes twice t
 // backend each round of samples is enqueued behind spin.*'s hold_queue and
 // released by the host, never by the kernel's poll limit; results stay
 // verified. Off by default, and never on host, each saying why.
-TEST_CASE("run: timed rounds behind a held queue on the hsa stand-in, released by the host; off by default") {
+TEST_CASE("run: timed rounds behind a held queue on the hsa stand-in, released by the host, off by default") {
   TempDir dir;
   const fs::path m = write_manifest(dir, "m.json", saxpy_manifest(4096));
   auto timing_of = [&](const std::string& backend, bool hold) {
