@@ -260,7 +260,11 @@ LRRT_API lr_status_t lr_device_get_memory_info(lr_device_t device,
                                                lr_device_memory_info_t *info);
 
 LRRT_API lr_status_t lr_queue_create(lr_device_t device, lr_queue_t **queue);
-/* Waits for queue work before releasing the queue. */
+/* Waits for queue work before releasing the queue. An execution error of
+ * that work is returned after the handle is gone. When the wait times out
+ * (LR_ERROR_TIMEOUT), the work may still run: the handle is gone, the
+ * queue itself is kept to the end of the process and the device is treated
+ * as hung (as lr_free keeps memory after a timeout). */
 LRRT_API lr_status_t lr_queue_destroy(lr_queue_t *queue);
 /* Waits for work submitted to queue. */
 LRRT_API lr_status_t lr_queue_synchronize(lr_queue_t *queue);
@@ -538,7 +542,10 @@ LRRT_API lr_status_t lr_graph_instantiate(
     lr_graph_t *graph, const lr_graph_instantiate_options_t *options,
     lr_graph_exec_t **exec);
 /* Waits for the exec's replays still running, then releases it. An
- * execution error of those replays is returned after the exec is gone. */
+ * execution error of those replays is returned after the exec is gone.
+ * After a timeout or a failure the replays' packets may still run: on hsa
+ * what they read (argument copies, staging, signals) is kept to the end of
+ * the process, never freed under them. */
 LRRT_API lr_status_t lr_graph_exec_destroy(lr_graph_exec_t *exec);
 
 /* Enqueues one replay on queue (NULL: the device's default queue) and
