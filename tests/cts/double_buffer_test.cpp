@@ -1,7 +1,10 @@
 // lrrt::PinnedHostDoubleBuffer: the CPU fills one pinned slot while the
-// other slot's copy, and the work after it, run. A slot handed out again
-// before its last copy finished would send a later round's data in an
-// earlier round's place: every round's result is checked.
+// other slot's copy (on the copy queue) and the kernel of the round before
+// (on the default queue) run. A slot handed out again before its last copy
+// finished would send a later round's data in an earlier round's place, a
+// kernel not ordered after its copy would read the last round's: every
+// round's result is checked. A copy must not wait for the other slot's
+// kernel (that is the overlap): a gate on the default queue shows it.
 #include <cmath>
 
 #include "cts.hpp"
@@ -33,7 +36,7 @@ TEST_CASE("a double buffer streams rounds of fresh data through copies and launc
     const float a = rng.uniform(-3, 3);
     Args args;
     args.add(a).add(static_cast<const void*>(x_r)).add(static_cast<void*>(static_cast<char*>(y.data()) + r * bytes)).add(n);
-    lrrt::launch(saxpy, config_1d(n, 128), args.bytes());
+    db.launch_after_copy(slot, saxpy, config_1d(n, 128), args.bytes());
     db.mark_work_submitted(slot);
     xs.insert(xs.end(), v.begin(), v.end());
     alphas.push_back(a);
@@ -53,6 +56,54 @@ TEST_CASE("a double buffer streams rounds of fresh data through copies and launc
   auto& slot = db.acquire();
   CHECK_THROWS_AS(db.copy_to_device_async(slot, x.data(), bytes + 1), lrrt::Error);
   db.finish();
+}
+
+TEST_CASE("a double buffer's copy does not wait for the other slot's kernel") {
+  Session s;
+  CTS_RANDOM(rng);
+  auto module = s.load("saxpy");
+  auto saxpy = module.kernel("saxpy");
+  const uint32_t n = 2053;
+  const size_t bytes = size_t(n) * 4;
+  lrrt::PinnedHostDoubleBuffer db(s.device(), bytes);
+  lrrt::DeviceBuffer x0(s.device(), bytes), x1(s.device(), bytes);
+  auto y_init = rng.floats(n);
+  auto y = upload(s.device(), y_init);
+  auto v0 = rng.floats(n), v1 = rng.floats(n);
+  const float a = rng.uniform(-3, 3);
+  Gate gate(s);
+  gate.close_on_default_queue();
+  // Round 0: its kernel waits behind the gate.
+  auto& s0 = db.acquire();
+  std::memcpy(s0.host.data(), v0.data(), bytes);
+  db.copy_to_device_async(s0, x0.data(), bytes);
+  Args args;
+  args.add(a).add(static_cast<const void*>(x0.data())).add(y.data()).add(n);
+  db.launch_after_copy(s0, saxpy, config_1d(n, 128), args.bytes());
+  db.mark_work_submitted(s0);
+  // Round 1, the other slot: its copy completes while round 0's kernel is held.
+  auto& s1 = db.acquire();
+  CHECK(&s1 != &s0);
+  std::memcpy(s1.host.data(), v1.data(), bytes);
+  db.copy_to_device_async(s1, x1.data(), bytes);
+  {
+    WaitTimeout limit(20000);
+    s1.copied.synchronize();
+  }
+  std::vector<float> got(n, 0);
+  lrrt::check(lr_memcpy_async_with_dependencies(s.device().get(), got.data(), x1.data(), bytes,
+                                                LR_MEMCPY_DEVICE_TO_HOST, nullptr, nullptr, 0),
+              "lr_memcpy_async_with_dependencies");
+  gate.open();
+  db.finish();
+  check_every(std::span<const float>(got), [&](size_t i) { return v1[i]; }, "round 1's copy, made while round 0's kernel waited");
+  auto y_out = download<float>(y, n);
+  check_every(std::span<const float>(y_out),
+              [&](size_t i) {
+                const float fused = std::fma(a, v0[i], y_init[i]);
+                return y_out[i] == a * v0[i] + y_init[i] ? y_out[i] : fused;
+              },
+              "round 0's saxpy, after the gate");
 }
 
 }  // TEST_SUITE

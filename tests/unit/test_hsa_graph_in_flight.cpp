@@ -306,7 +306,25 @@ TEST_CASE("hsa graph in flight: R replays of a diamond on two lanes, no host wai
   // barrier-AND packets see the signals the replay before completed (the
   // second lane's C2 runs before this replay's P: it reads the last b), and
   // signals completed twice drop below 0, which a barrier-AND never takes
-  // as complete (a hang, here a timeout).
+  // as complete (a hang, here a timeout). Its dispatches race by design:
+  // not under ThreadSanitizer, which would report that race (CI's TSan step
+  // did, in the stand-in's L2 write-back against a kernel's read).
+#if defined(__SANITIZE_THREAD__)
+  constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  constexpr bool kThreadSanitizer = true;
+#else
+  constexpr bool kThreadSanitizer = false;
+#endif
+#else
+  constexpr bool kThreadSanitizer = false;
+#endif
+  if (kThreadSanitizer) {
+    MESSAGE("the shared-signal negative control races by design: not run under ThreadSanitizer");
+    s.device.synchronize();
+    return;
+  }
   s.set_worst_order(1);
   setenv("LRRT_TEST_SHARE_REPLAY_SIGNALS", "1", 1);
   {

@@ -85,6 +85,12 @@ class CudaDevice final : public Device {
   std::string first_fault_;
 };
 
+// A query's or a synchronize's result as rt::wait sees it.
+inline WaitStatus cu_wait_status(CUresult r) {
+  if (r == CUDA_SUCCESS) return WaitStatus::Complete;
+  return r == CUDA_ERROR_NOT_READY ? WaitStatus::Pending : WaitStatus::Failed;
+}
+
 // A stream or an event as rt::wait sees it. CUDA blocks only without a time
 // limit: cuEventSynchronize on a blocking-sync event sleeps in the driver until
 // the GPU signals (no CPU burnt on long work, unlike the driver's default
@@ -115,10 +121,7 @@ class CudaWait final : public Waitable {
   CUresult result() const { return result_; }
 
  private:
-  WaitStatus status() const {
-    if (result_ == CUDA_SUCCESS) return WaitStatus::Complete;
-    return result_ == CUDA_ERROR_NOT_READY ? WaitStatus::Pending : WaitStatus::Failed;
-  }
+  WaitStatus status() const { return cu_wait_status(result_); }
   CUstream stream_ = nullptr;
   CUevent event_;
   Describe describe_;

@@ -183,10 +183,7 @@ class MarkerWait final : public Waitable {
   CUresult result() const { return result_; }
 
  private:
-  WaitStatus status() const {
-    if (result_ == CUDA_SUCCESS) return WaitStatus::Complete;
-    return result_ == CUDA_ERROR_NOT_READY ? WaitStatus::Pending : WaitStatus::Failed;
-  }
+  WaitStatus status() const { return cu_wait_status(result_); }
   CompletionMarker& marker_;
   std::function<std::string()> describe_;
   CUresult result_ = CUDA_SUCCESS;

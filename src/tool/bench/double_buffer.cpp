@@ -101,7 +101,8 @@ void double_buffer(Context& c) {
             auto& slot = buffers.acquire();
             prepare(slot.host.data(), it);
             buffers.copy_to_device_async(slot, xs[it & 1].data(), S);
-            launch(xs[it & 1].data());
+            const auto args = double_buffer_mix_args(gpu, xs[it & 1].data(), y.data(), n);
+            buffers.launch_after_copy(slot, kernel, cfg, args);
             buffers.mark_work_submitted(slot);
           }
           buffers.finish();
@@ -125,7 +126,7 @@ void double_buffer(Context& c) {
         });
         const char* names[] = {"sequential", "double-buffered", "stage-prepare", "stage-copy", "stage-kernel"};
         const char* apis[] = {"prepare; lr_memcpy; lr_launch; lr_synchronize (per iteration)",
-                              "PinnedHostDoubleBuffer: prepare slot; copy_to_device_async; lr_launch",
+                              "PinnedHostDoubleBuffer: prepare slot; copy_to_device_async (copy queue); launch_after_copy",
                               "CPU preparation alone (one thread)", "lr_memcpy_async alone (pinned H2D)",
                               "lr_launch alone (mix)"};
         for (int i = 0; i < 5; ++i) c.add(names[i], "lrrt", params, S, 0, apis[i], std::move(r[i]));
