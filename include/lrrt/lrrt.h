@@ -332,6 +332,38 @@ LRRT_API lr_status_t lr_memcpy_async_with_dependencies(
     lr_memcpy_kind_t kind, lr_event_t *event, lr_event_t *const *dependencies,
     size_t dependency_count);
 
+/* Peer access between two devices of one backend (several GPUs in one
+ * machine; lrrt bench p2p). can_access: 1 when `device`'s kernels and copies
+ * can reach `peer`'s memory once peer access is enabled (cuda:
+ * cuDeviceCanAccessPeer; host: every host device of LRRT_HOST_DEVICES, one
+ * address space; hsa: not yet), else 0. A device is not its own peer, and
+ * devices of different backends never are (0). */
+LRRT_API lr_status_t lr_device_can_access_peer(lr_device_t device,
+                                               lr_device_t peer,
+                                               uint32_t *can_access);
+/* Lets `device` reach `peer`'s memory (cuda: cuCtxEnablePeerAccess from
+ * device's context; host: nothing to do). Idempotent; one direction.
+ * LR_ERROR_NOT_SUPPORTED naming both devices when they cannot reach each
+ * other, LR_ERROR_INVALID_ARGUMENT when they are the same device. */
+LRRT_API lr_status_t lr_device_enable_peer_access(lr_device_t device,
+                                                  lr_device_t peer);
+/* Copies size bytes from src (memory of src_device) to dst (memory of
+ * dst_device) on dst_device's copy queue, after the listed events (of either
+ * device; NULL and 0 for none) and with no implicit dependency on earlier
+ * work of either device. event (of dst_device, may be NULL) completes with
+ * the copy. Needs lr_device_enable_peer_access(dst_device, src_device)
+ * first (else LR_ERROR_INVALID_ARGUMENT naming both devices); the same
+ * device twice is a device-to-device copy on its copy queue. */
+LRRT_API lr_status_t lr_memcpy_peer_async(
+    lr_device_t dst_device, void *dst, lr_device_t src_device, const void *src,
+    size_t size, lr_event_t *event, lr_event_t *const *dependencies,
+    size_t dependency_count);
+/* Waits for pending work on both devices, copies as lr_memcpy_peer_async,
+ * and waits for the copy. */
+LRRT_API lr_status_t lr_memcpy_peer(lr_device_t dst_device, void *dst,
+                                    lr_device_t src_device, const void *src,
+                                    size_t size);
+
 /* Loads a code object from memory; its format (HSACO, clang offload bundle,
  * cubin, fatbin, PTX, host shared object) is detected from its bytes. */
 LRRT_API lr_status_t lr_module_load(lr_device_t device, const void *image,

@@ -108,6 +108,15 @@ class Device {
   }
   std::string backend() const { return properties().backend; }
   void synchronize() const { check(lr_synchronize(device_), "lr_synchronize"); }
+  // Peer access (lr_device_can_access_peer, lr_device_enable_peer_access).
+  bool can_access_peer(const Device& peer) const {
+    uint32_t can = 0;
+    check(lr_device_can_access_peer(device_, peer.device_, &can), "lr_device_can_access_peer");
+    return can != 0;
+  }
+  void enable_peer_access(const Device& peer) const {
+    check(lr_device_enable_peer_access(device_, peer.device_), "lr_device_enable_peer_access");
+  }
   MemoryStats memory_stats() const {
     MemoryStats s{};
     check(lr_get_memory_stats(device_, &s), "lr_get_memory_stats");
@@ -299,6 +308,12 @@ void copy_to_device(const DeviceBuffer& dst, const std::vector<T>& src) {
 template <typename T>
 void copy_to_host(std::vector<T>& dst, const DeviceBuffer& src) {
   copy_to_host(dst.data(), src, dst.size() * sizeof(T));
+}
+// Between two devices' buffers (peer access enabled from dst's device to
+// src's first): lr_memcpy_peer, waiting for both devices before and the
+// copy after.
+inline void copy_peer(const DeviceBuffer& dst, const DeviceBuffer& src, size_t size) {
+  check(lr_memcpy_peer(dst.device().get(), dst.data(), src.device().get(), src.data(), size), "lr_memcpy_peer");
 }
 
 class Kernel {

@@ -81,6 +81,14 @@ class Baseline {
   // (the caller synchronizes). Returns false when the API cannot do this
   // copy (hsa: pageable memory).
   virtual bool copy(void* dst, const void* src, size_t size, lr_memcpy_kind_t kind, bool async) = 0;
+  // A copy into this baseline's device from `src_baseline`'s device memory
+  // (cuda: cuMemcpyPeerAsync on this baseline's stream, the caller
+  // synchronizes; host: memcpy). False when the API cannot (other
+  // backends, or the two baselines are of different backends).
+  virtual bool copy_from_peer(Baseline& src_baseline, void* dst, const void* src, size_t size) {
+    (void)src_baseline, (void)dst, (void)src, (void)size;
+    return false;
+  }
   // Host memory only: memcpy split over `threads` threads of a pool the
   // baseline keeps (the host's "every core" copy). Returns false elsewhere.
   virtual bool parallel_host_memcpy(void* dst, const void* src, size_t size, unsigned threads) {

@@ -110,6 +110,20 @@ void check_host_threads_env() {
                                          tool::printable(text, 64), kMaxHostThreads));
 }
 
+void check_host_devices_env() {
+  // The host backend's rule (src/runtime/host/host_backend.cpp): a bad value
+  // would leave the host backend unusable; here it is an input error.
+  const char* env = std::getenv("LRRT_HOST_DEVICES");
+  if (!env || !*env) return;
+  const std::string text = env;
+  const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
+  if (v < 1 || v > 64)
+    throw bundle::InputError(fmt::format("LRRT_HOST_DEVICES='{}' is not a whole number of devices from 1 to 64; unset "
+                                         "it for one host device",
+                                         tool::printable(text, 64)));
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
   if (which & kOptTimeout)
     sub.add_option_function<double>(
@@ -127,7 +141,25 @@ void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
                    "Backend to run on: auto (first GPU, else host), host, hsa or cuda")
         ->check(CLI::IsMember({"auto", "host", "hsa", "cuda"}))
         ->default_str("auto");
-  if (which & kOptDevice)
+  if ((which & kOptDevice) && (which & kOptDeviceAll))
+    sub.add_option_function<std::string>(
+           "--device",
+           [&o](const std::string& v) {
+             if (v == "all") {
+               o.all_devices = true;
+               return;
+             }
+             o.device = static_cast<unsigned>(std::stoul(v));
+           },
+           "Device ordinal within the chosen backend, or all: every device of the backend at once, one thread each")
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+              const bool digits = !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos;
+              return v == "all" || digits ? std::string() : "expected a device ordinal (0, 1, ...) or all, not '" + v + "'";
+            },
+            "N|all"))
+        ->default_str("0");
+  else if (which & kOptDevice)
     sub.add_option("--device", o.device, "Device ordinal within the chosen backend")->default_str("0");
   if (which & kOptFormat)
     sub.add_option("--format", o.format,

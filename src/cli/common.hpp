@@ -20,6 +20,7 @@ namespace lrrt::cli {
 struct CommonOptions {
   std::string backend = "auto";  // auto|host|hsa|cuda
   unsigned device = 0;           // ordinal among the backend's devices
+  bool all_devices = false;      // --device all (commands with kOptDeviceAll)
   std::string format;            // table|json|csv|markdown ("" = from -o, else table on a terminal, else json)
   std::string output;            // -o FILE ("" = stdout)
   bool quiet = false;
@@ -36,6 +37,7 @@ enum CommonOption : unsigned {
   kOptKernelDir = 1u << 5,
   kOptTimeout = 1u << 6,
   kOptAll = 0x7f,
+  kOptDeviceAll = 1u << 7,  // --device also takes "all" (not in kOptAll)
 };
 
 // The wait limit the CLI applies unless --timeout or $LRRT_WAIT_TIMEOUT_MS
@@ -56,6 +58,7 @@ inline constexpr unsigned long kMaxHostThreads = 1024;
 // InputError (exit 2) naming LRRT_HOST_THREADS when it is set to anything but
 // a whole number from 1 to kMaxHostThreads.
 void check_host_threads_env();
+void check_host_devices_env();  // LRRT_HOST_DEVICES: 1 to 64
 
 // Adds the selected common options to a subcommand, with help text.
 void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);

@@ -24,11 +24,19 @@ void info_command(const CommonOptions& o) {
     devices.back()["memory"] = tool::memory_json(d.memory_info());
     if (devices.back()["backend"] == "host") host = d;
   }
+  // Peer access between the devices of each backend that has several.
+  nlohmann::json peers = nlohmann::json::array();
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t j = 0; j < n; ++j)
+      if (i != j && devices[i]["backend"] == devices[j]["backend"])
+        peers.push_back({{"device", i}, {"peer", j},
+                         {"can_access", lrrt::Device::open(i).can_access_peer(lrrt::Device::open(j))}});
   nlohmann::json doc{{"lrrt_results", 1},
                      {"kind", "info"},
                      {"meta", tool::make_meta("info", argv(), host ? &*host : nullptr)},
                      {"backends", backends},
-                     {"devices", devices}};
+                     {"devices", devices},
+                     {"peer_access", peers}};
   emit_document(doc, o);
 }
 

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   try {
     lrrt::cli::apply_default_timeout();  // before parsing: --timeout overrides it
     lrrt::cli::check_host_threads_env();
+    lrrt::cli::check_host_devices_env();
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -65,6 +68,143 @@ RunEntry load_run_entry(const std::string& path, const std::vector<tool::AxisOve
   return e;
 }
 
+// The options every device's run shares (run_command builds the same).
+tool::RunOptions base_run_options(const RunArgs& a, const lr_device_memory_info_t* memory) {
+  tool::RunOptions opt;
+  opt.kernel_dir = kernel_dir(a.common);
+  if (a.iterations >= 0) opt.iterations = static_cast<uint32_t>(a.iterations);
+  if (a.warmup >= 0) opt.warmup = static_cast<uint32_t>(a.warmup);
+  opt.verify = !a.no_verify && a.verify != "none";
+  opt.explain = a.explain;
+  opt.memory = memory;
+  opt.timing.max_noise = a.max_noise_percent / 100.0;
+  opt.timing.min_samples = a.min_samples;
+  opt.timing.min_time_s = a.min_time_s;
+  opt.timing.max_time_s = a.max_time_s;
+  opt.timing.batch = a.batch;
+  opt.timing.cold = a.cold;
+  opt.timing.noise_stop = a.noise_option_given;
+  return opt;
+}
+
+// The spread of one manifest's time over the devices: each device's median,
+// the fastest and slowest, and how much slower the slowest is, so one slow
+// device stands out.
+nlohmann::json spread_of(const std::string& name, const std::vector<std::pair<uint32_t, double>>& medians) {
+  nlohmann::json per = nlohmann::json::object();
+  uint32_t fast = medians.front().first, slow = fast;
+  double lo = medians.front().second, hi = lo;
+  for (const auto& [d, v] : medians) {
+    per[std::to_string(d)] = v;
+    if (v < lo) lo = v, fast = d;
+    if (v > hi) hi = v, slow = d;
+  }
+  std::vector<double> sorted;
+  for (const auto& m : medians) sorted.push_back(m.second);
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  return {{"name", name},
+          {"median_ns_per_device", per},
+          {"fastest_device", fast},
+          {"slowest_device", slow},
+          {"median_of_devices_ns", median},
+          {"slowest_over_median", median > 0 ? hi / median : 0.0},
+          {"slowest_over_fastest", lo > 0 ? hi / lo : 0.0}};
+}
+
+// --device all: every manifest on every device of the backend at once, one
+// thread per device; one document with each device's runs (device_index)
+// and the spread of each manifest's median over the devices.
+void run_on_every_device(const RunArgs& a, const std::vector<RunEntry>& entries, tool::PendingFiles& saves) {
+  for (const auto& e : entries) {
+    if (e.sweep)
+      throw tool::InputError(fmt::format("{}: --device all runs manifests and sequences, not sweeps: run the sweep "
+                                         "with --device N per device",
+                                         e.path));
+    for (const auto& m : e.manifests)
+      if (!m.save.empty())
+        throw tool::InputError(fmt::format("{}: {}: --device all would write the same file from every device; drop "
+                                           "the save or run one --device",
+                                           e.path, m.save.front().pointer));
+  }
+  lrrt::Device first = open_device(a.common);
+  const std::string backend = first.backend();
+  uint32_t count = 0;
+  for (const auto& b : lrrt::Runtime::backends())
+    if (b.name == backend) count = b.device_count;
+  std::vector<lrrt::Device> devices;
+  for (uint32_t i = 0; i < count; ++i) {
+    CommonOptions one = a.common;
+    one.backend = backend;
+    one.device = i;
+    devices.push_back(open_device(one));
+  }
+  note(a.common, fmt::format("--device all: {} {} device(s), one thread each", devices.size(), backend));
+  std::vector<std::optional<lr_device_memory_info_t>> memory(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d)
+    if (backend != "host") memory[d] = devices[d].memory_info();
+
+  struct Outcome {
+    nlohmann::json runs = nlohmann::json::array();
+    std::exception_ptr error;
+  };
+  std::vector<Outcome> outcomes(devices.size());
+  {
+    std::vector<std::thread> threads;
+    for (size_t d = 0; d < devices.size(); ++d)
+      threads.emplace_back([&, d] {
+        try {
+          tool::RunOptions o = base_run_options(a, memory[d] ? &*memory[d] : nullptr);
+          for (const auto& e : entries) {
+            try {
+              outcomes[d].runs.push_back(tool::run_manifest(e.manifests.front(), devices[d], o));
+            } catch (const bundle::Error& ex) {
+              throw bundle::Error(ex.exit_code(), fmt::format("{}: device {}: {}", e.path, devices[d].index(), ex.what()));
+            }
+          }
+        } catch (...) {
+          outcomes[d].error = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+  }
+  for (auto& o : outcomes)
+    if (o.error) std::rethrow_exception(o.error);
+
+  bool failed = false;
+  nlohmann::json runs = nlohmann::json::array(), device_entries = nlohmann::json::array(),
+                 spread = nlohmann::json::array();
+  for (size_t d = 0; d < devices.size(); ++d) {
+    nlohmann::json entry = tool::device_json(devices[d]);
+    if (memory[d]) entry["memory"] = tool::memory_json(*memory[d]);
+    device_entries.push_back(std::move(entry));
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::vector<std::pair<uint32_t, double>> medians;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      const nlohmann::json& r = outcomes[d].runs[i];
+      if (r["verification"]["status"] == "failed") failed = true;
+      const nlohmann::json* t = r.contains("timing") ? &r["timing"] : nullptr;
+      if (t && t->is_object() && t->contains("median_ns") && (*t)["median_ns"].is_number())
+        medians.emplace_back(devices[d].index(), (*t)["median_ns"].get<double>());
+      note(a.common, fmt::format("{}: device {}: verification {}", entries[i].manifests.front().name,
+                                 devices[d].index(), r["verification"]["status"].get<std::string>()));
+      runs.push_back(r);
+    }
+    if (!medians.empty()) spread.push_back(spread_of(entries[i].manifests.front().name, medians));
+  }
+  saves.commit();
+  nlohmann::json doc{{"lrrt_results", 1},
+                     {"kind", "run"},
+                     {"meta", tool::make_meta("run", argv(), backend == "host" ? &devices.front() : nullptr)},
+                     {"device", device_entries.front()},
+                     {"devices", device_entries},
+                     {"runs", runs},
+                     {"spread", spread}};
+  emit_document(doc, a.common);
+  set_exit_code(failed ? tool::kExitVerificationFailed : tool::kExitOk);
+}
+
 void run_command(const RunArgs& a) {
   if (a.cold && a.batch > 1)
     throw tool::InputError("--cold with --batch: a batch's launches after the first would run on a warm cache; use one "
@@ -113,6 +253,10 @@ void run_command(const RunArgs& a) {
   tool::check_command_writes(all, a.common.output);
 
   lrrt::Runtime runtime;
+  if (a.common.all_devices) {
+    run_on_every_device(a, entries, saves);
+    return;
+  }
   lrrt::Device device = open_device(a.common);
   const bool on_host = device.backend() == "host";
   const bool any_sweep = std::any_of(entries.begin(), entries.end(), [](const RunEntry& e) { return e.sweep.has_value(); });
@@ -228,7 +372,7 @@ void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* sub = app.add_subcommand("run", "Run manifests: load the kernel, initialise buffers, launch, time and verify");
   sub->add_option("manifest", args->manifests, "Manifest file(s) (JSON, see docs/manifest.md)")->required()->check(CLI::ExistingFile);
-  add_common_options(*sub, args->common);
+  add_common_options(*sub, args->common, kOptAll | kOptDeviceAll);
   sub->add_option("--iterations", args->iterations, "Timed launches per manifest (overrides the manifest)")
       ->check(CLI::Range(0, 10000000));
   sub->add_option("--warmup", args->warmup, "Untimed launches before timing (overrides the manifest)")

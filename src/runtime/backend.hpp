@@ -185,6 +185,17 @@ class Device {
   // first use (under utility_mutex_: threads' first copies race for it).
   Queue& utility_queue();
 
+  // Peer access between devices of one backend (lr_device_can_access_peer,
+  // lr_device_enable_peer_access, lr_memcpy_peer*). The default reaches no
+  // peer: enable_peer_access and copy_from_peer throw LR_ERROR_NOT_SUPPORTED
+  // naming both devices.
+  virtual bool can_access_peer(const Device& peer) const;
+  virtual void enable_peer_access(Device& peer);
+  // Copies `size` bytes from `src` (memory of src_device) to `dst` (this
+  // device's), on `queue`, one of this device's queues, after wait_for.
+  virtual void copy_from_peer(Queue& queue, void* dst, Device& src_device, const void* src, size_t size,
+                              EventList wait_for, Event* signal);
+
   // Lowers a validated graph for replay (lr_graph_instantiate). The default
   // is the generic replay through this device's queues and events
   // (graph/generic_exec.cpp); a backend overrides it with its native form

@@ -514,6 +514,63 @@ lr_status_t lr_memcpy_async_with_dependencies(lr_device_t device, void* dst, con
   });
 }
 
+lr_status_t lr_device_can_access_peer(lr_device_t device, lr_device_t peer, uint32_t* can_access) {
+  return guard("lr_device_can_access_peer", [&] {
+    require(can_access, "can_access");
+    *can_access = 0;
+    Runtime& r = rt();
+    *can_access = r.can_access_peer(r.device(device), r.device(peer)) ? 1 : 0;
+  });
+}
+
+lr_status_t lr_device_enable_peer_access(lr_device_t device, lr_device_t peer) {
+  return guard("lr_device_enable_peer_access", [&] {
+    Runtime& r = rt();
+    r.enable_peer_access(r.device(device), r.device(peer));
+  });
+}
+
+lr_status_t lr_memcpy_peer_async(lr_device_t dst_device, void* dst, lr_device_t src_device, const void* src, size_t size,
+                                 lr_event_t* event, lr_event_t* const* dependencies, size_t dependency_count) {
+  return guard("lr_memcpy_peer_async", [&] {
+    Runtime& r = rt();
+    DeviceState& d = r.device(dst_device);
+    DeviceState& s = r.device(src_device);
+    check_copy_args(dst, src, size);
+    if (event) {
+      r.check_event(event);
+      if (event->device != &d)
+        LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "the event belongs to device {}, not to the copy's destination device {}",
+                   event->device->index, d.index);
+    }
+    if (dependency_count && !dependencies)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "dependencies is null but dependency_count is {}", dependency_count);
+    std::vector<lrrt::rt::Event*> deps;
+    for (size_t i = 0; i < dependency_count; ++i) {
+      r.check_event(dependencies[i]);
+      if (dependencies[i]->device != &d && dependencies[i]->device != &s)
+        LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "dependency {} belongs to device {}, neither the copy's source ({}) nor "
+                   "its destination ({})", i, dependencies[i]->device->index, s.index, d.index);
+      if (dependencies[i]->recorded.load()) deps.push_back(dependencies[i]->event.get());
+    }
+    r.copy_peer_async(d, dst, s, src, size, deps, event ? event->event.get() : nullptr);
+    if (event) event->recorded.store(true);
+  });
+}
+
+lr_status_t lr_memcpy_peer(lr_device_t dst_device, void* dst, lr_device_t src_device, const void* src, size_t size) {
+  return guard("lr_memcpy_peer", [&] {
+    Runtime& r = rt();
+    DeviceState& d = r.device(dst_device);
+    DeviceState& s = r.device(src_device);
+    check_copy_args(dst, src, size);
+    r.drain(s);
+    if (&d != &s) r.drain(d);
+    r.copy_peer_async(d, dst, s, src, size, {}, nullptr);
+    r.drain(d);
+  });
+}
+
 lr_status_t lr_module_load(lr_device_t device, const void* image, size_t image_size, lr_module_t** module) {
   return guard("lr_module_load", [&] {
     require(module, "module");

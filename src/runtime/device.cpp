@@ -64,4 +64,16 @@ void Device::copy_sync(void* dst, const void* src, size_t size, CopyKind kind) {
   q.synchronize();
 }
 
+bool Device::can_access_peer(const Device&) const { return false; }
+
+void Device::enable_peer_access(Device& peer) {
+  LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "{} ({}) cannot reach the memory of {} ({})", properties().name,
+             properties().backend, peer.properties().name, peer.properties().backend);
+}
+
+void Device::copy_from_peer(Queue&, void*, Device& src_device, const void*, size_t, EventList, Event*) {
+  LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "{} ({}) cannot copy from the memory of {} ({})", properties().name,
+             properties().backend, src_device.properties().name, src_device.properties().backend);
+}
+
 }  // namespace lrrt::rt

@@ -450,6 +450,60 @@ void Runtime::free(DeviceState& state, void* ptr, bool pinned_host) {
   if (error) std::rethrow_exception(error);
 }
 
+std::string Runtime::describe_device(DeviceState& state) {
+  const DeviceProperties& p = opened(state).properties();
+  return fmt::format("device {} ({}, {})", state.index, p.backend, p.name);
+}
+
+bool Runtime::can_access_peer(DeviceState& device, DeviceState& peer) {
+  if (&device == &peer || device.backend != peer.backend) return false;
+  return opened(device).can_access_peer(opened(peer));
+}
+
+void Runtime::enable_peer_access(DeviceState& device, DeviceState& peer) {
+  if (&device == &peer)
+    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{} is not its own peer: its memory needs no peer access",
+               describe_device(device));
+  if (device.backend != peer.backend)
+    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "{} and {} are of different backends: no peer access between them",
+               describe_device(device), describe_device(peer));
+  if (!can_access_peer(device, peer))
+    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "{} cannot reach the memory of {} (the backend reports no peer access)",
+               describe_device(device), describe_device(peer));
+  {
+    std::lock_guard lock(device.mutex);
+    if (std::find(device.peers.begin(), device.peers.end(), peer.index) != device.peers.end()) return;
+  }
+  opened(device).enable_peer_access(opened(peer));
+  std::lock_guard lock(device.mutex);
+  if (std::find(device.peers.begin(), device.peers.end(), peer.index) == device.peers.end())
+    device.peers.push_back(peer.index);
+}
+
+void Runtime::copy_peer_async(DeviceState& dst_device, void* dst, DeviceState& src_device, const void* src, size_t size,
+                              const std::vector<Event*>& wait_for, Event* signal) {
+  if (&dst_device != &src_device) {
+    bool enabled = false;
+    {
+      std::lock_guard lock(dst_device.mutex);
+      enabled = std::find(dst_device.peers.begin(), dst_device.peers.end(), src_device.index) != dst_device.peers.end();
+    }
+    if (!enabled)
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "{} may not read the memory of {}: call lr_device_enable_peer_access({}, {}) first",
+                 describe_device(dst_device), describe_device(src_device), dst_device.index, src_device.index);
+  }
+  Device& d = opened(dst_device);
+  {
+    SubmitScope submitted(dst_device.copy_queue_submissions);
+    if (&dst_device == &src_device)
+      dst_device.copy_queue->copy(dst, src, size, CopyKind::DeviceToDevice, wait_for, signal);
+    else
+      d.copy_from_peer(*dst_device.copy_queue, dst, opened(src_device), src, size, wait_for, signal);
+  }
+  record_copy(dst_device, CopyKind::DeviceToDevice, size);
+}
+
 void Runtime::record_copy(DeviceState& state, CopyKind kind, size_t size) {
   std::lock_guard lock(state.mutex);
   auto& s = state.stats;

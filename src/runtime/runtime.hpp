@@ -129,6 +129,8 @@ struct DeviceState {
     uint32_t references = 0;  // identical ranges registered more than once
   };
   std::map<uintptr_t, Registration> registered;
+  // Devices whose memory this one may reach (lr_device_enable_peer_access).
+  std::vector<uint32_t> peers;
   // Shared with the handle tables: a drain holds its copies while it waits,
   // so a queue or exec destroyed meanwhile by another thread stays alive
   // until that drain is done with it.
@@ -175,6 +177,16 @@ class Runtime {
   void register_memory(DeviceState& state, void* ptr, uint64_t bytes);
   void unregister_memory(DeviceState& state, void* ptr);
   void record_copy(DeviceState& state, CopyKind kind, size_t size);
+
+  // Peer access (lr_device_*_peer*): between two opened devices of one
+  // backend; errors name both devices.
+  bool can_access_peer(DeviceState& device, DeviceState& peer);
+  void enable_peer_access(DeviceState& device, DeviceState& peer);
+  // On dst's copy queue, after `wait_for` (events of either device).
+  void copy_peer_async(DeviceState& dst_device, void* dst, DeviceState& src_device, const void* src, size_t size,
+                       const std::vector<Event*>& wait_for, Event* signal);
+  // "device 1 (host, CPU name)": for messages.
+  std::string describe_device(DeviceState& state);
 
   // Retained replay (graph/graph_api.cpp).
   lr_graph_t* create_graph(DeviceState& state);

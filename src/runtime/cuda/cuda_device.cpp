@@ -187,6 +187,30 @@ void CudaDevice::free(void* ptr) {
   LRRT_CUDA_CHECK_DEVICE(*this, "", cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
+bool CudaDevice::can_access_peer(const Device& peer) const {
+  const auto* p = dynamic_cast<const CudaDevice*>(&peer);
+  if (!p || p == this) return false;
+  int can = 0;
+  return cu().cuDeviceCanAccessPeer(&can, device_, p->device_) == CUDA_SUCCESS && can != 0;
+}
+
+void CudaDevice::enable_peer_access(Device& peer) {
+  auto* p = dynamic_cast<CudaDevice*>(&peer);
+  if (!p) return Device::enable_peer_access(peer);
+  make_current();
+  const CUresult r = cu().cuCtxEnablePeerAccess(p->context_, 0);
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    fail(r, fmt::format("cuCtxEnablePeerAccess (from {} to {})", description_, p->description_), "", __FILE__,
+         __LINE__);
+}
+
+void CudaDevice::copy_from_peer(Queue& queue, void* dst, Device& src_device, const void* src, size_t size,
+                                EventList wait_for, Event* signal) {
+  auto* p = dynamic_cast<CudaDevice*>(&src_device);
+  if (!p) return Device::copy_from_peer(queue, dst, src_device, src, size, wait_for, signal);
+  static_cast<CudaQueue&>(queue).copy_peer(dst, context_, src, p->context_, size, wait_for, signal);
+}
+
 void* CudaDevice::do_allocate_host(size_t size) {
   make_current();
   void* ptr = nullptr;

@@ -31,6 +31,12 @@ class CudaDevice final : public Device {
   // A CUDA graph built from the derived edges (cuda_graph.hpp); the generic
   // replay when the driver lacks the graph entry points.
   std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering) override;
+  // Peer access between CUDA devices: cuDeviceCanAccessPeer,
+  // cuCtxEnablePeerAccess, cuMemcpyPeerAsync (not run on several GPUs yet).
+  bool can_access_peer(const Device& peer) const override;
+  void enable_peer_access(Device& peer) override;
+  void copy_from_peer(Queue& queue, void* dst, Device& src_device, const void* src, size_t size, EventList wait_for,
+                      Event* signal) override;
 
   // Makes this device's primary context current on the calling thread.
   void make_current() const {

@@ -73,6 +73,14 @@ class CudaNativeBaseline final : public native::Baseline {
   }
 
   void synchronize() override { LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamSynchronize(stream_)); }
+  bool copy_from_peer(Baseline& src_baseline, void* dst, const void* src, size_t size) override {
+    auto* peer = dynamic_cast<CudaNativeBaseline*>(&src_baseline);
+    if (!peer) return false;
+    device_.make_current();
+    LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
+                    cuMemcpyPeerAsync(dptr(dst), device_.context(), dptr(src), peer->device_.context(), size, stream_));
+    return true;
+  }
   bool synchronize_blocking() override {
     LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuEventRecord(blocking_, stream_));
     LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuEventSynchronize(blocking_));

@@ -202,6 +202,20 @@ void CudaQueue::copy(void* dst, const void* src, size_t size, CopyKind kind, Eve
   end_operation(sig);
 }
 
+void CudaQueue::copy_peer(void* dst, CUcontext dst_context, const void* src, CUcontext src_context, size_t size,
+                          EventList wait_for, Event* signal) {
+  auto submission = begin_submission();
+  device_.make_current();
+  CudaEvent* sig = begin_operation(wait_for, signal);
+  if (size != 0) {
+    CUresult r = cu().cuMemcpyPeerAsync(reinterpret_cast<CUdeviceptr>(dst), dst_context,
+                                        reinterpret_cast<CUdeviceptr>(src), src_context, size, stream_);
+    if (r != CUDA_SUCCESS)
+      device_.fail(r, fmt::format("cuMemcpyPeerAsync of {} bytes", size), recent_kernels(), __FILE__, __LINE__);
+  }
+  end_operation(sig);
+}
+
 void CudaQueue::record(Event& event) {
   device_.make_current();
   CudaEvent& e = as_cuda(event);

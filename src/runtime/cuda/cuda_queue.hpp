@@ -45,6 +45,9 @@ class CudaQueue final : public Queue {
               EventList wait_for, Event* signal) override;
   void copy(void* dst, const void* src, size_t size, CopyKind kind, EventList wait_for,
             Event* signal) override;
+  // A copy from another device's memory (cuMemcpyPeerAsync), as copy().
+  void copy_peer(void* dst, CUcontext dst_context, const void* src, CUcontext src_context, size_t size,
+                 EventList wait_for, Event* signal);
   void record(Event& event) override;
   void synchronize() override;
 

@@ -46,6 +46,9 @@
   X(cuModuleGetFunction)              \
   X(cuFuncGetAttribute)               \
   X(cuFuncSetAttribute)               \
+  X(cuDeviceCanAccessPeer)            \
+  X(cuCtxEnablePeerAccess)            \
+  X(cuMemcpyPeerAsync)                \
   X(cuLaunchKernel)
 
 // Entry points of newer drivers (12.3/12.4+); null when the driver lacks them.

@@ -114,7 +114,7 @@ void host_llc(uint64_t& bytes, std::string& method) {
 // The pool's workers run kernel code: each starts with its kernel stack
 // (start_kernel_thread), so a pool that runs out of address space is smaller
 // with every worker able to run kernels.
-HostDevice::HostDevice() : pool_(core_count(), kPoolSpin, start_kernel_thread) {
+HostDevice::HostDevice(uint32_t ordinal, uint32_t count) : pool_(core_count(), kPoolSpin, start_kernel_thread) {
   properties_.backend = "host";
   properties_.name = cpu_model_name();
   properties_.arch = host_arch();
@@ -134,6 +134,21 @@ HostDevice::HostDevice() : pool_(core_count(), kPoolSpin, start_kernel_thread) {
           : fmt::format("{} of {} asked for ({})", pool_.threads(), pool_.requested_threads(), pool_.start_failure());
   properties_.extra = {{"threads", threads},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
+  if (count > 1)
+    properties_.extra.push_back({"host device", fmt::format("{} of {} (LRRT_HOST_DEVICES)", ordinal, count)});
+}
+
+bool HostDevice::can_access_peer(const Device& peer) const { return dynamic_cast<const HostDevice*>(&peer) != nullptr; }
+
+void HostDevice::enable_peer_access(Device& peer) {
+  if (!can_access_peer(peer)) Device::enable_peer_access(peer);  // throws, naming both
+}
+
+void HostDevice::copy_from_peer(Queue& queue, void* dst, Device& src_device, const void* src, size_t size,
+                                EventList wait_for, Event* signal) {
+  if (!can_access_peer(src_device)) Device::copy_from_peer(queue, dst, src_device, src, size, wait_for, signal);
+  // One address space: a peer's memory is a device-to-device copy here.
+  queue.copy(dst, src, size, CopyKind::DeviceToDevice, wait_for, signal);
 }
 
 HostDevice::~HostDevice() { release_utility_queue(); }

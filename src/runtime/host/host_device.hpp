@@ -20,7 +20,8 @@ class HostDevice final : public Device {
   static constexpr std::chrono::microseconds kPoolSpin{50};
 
  public:
-  HostDevice();
+  // Device `ordinal` of `count` (LRRT_HOST_DEVICES).
+  HostDevice(uint32_t ordinal = 0, uint32_t count = 1);
   ~HostDevice() override;
 
   const DeviceProperties& properties() const override { return properties_; }
@@ -34,6 +35,11 @@ class HostDevice final : public Device {
   void copy_sync(void* dst, const void* src, size_t size, CopyKind kind) override;
   // A task DAG on the pool (host_graph.hpp).
   std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering) override;
+  // Every host device's memory is the process's: any two reach each other.
+  bool can_access_peer(const Device& peer) const override;
+  void enable_peer_access(Device& peer) override;
+  void copy_from_peer(Queue& queue, void* dst, Device& src_device, const void* src, size_t size, EventList wait_for,
+                      Event* signal) override;
 
   ThreadPool& pool() { return pool_; }
   // Every allocation, guarded at its end: queues check it after each launch.

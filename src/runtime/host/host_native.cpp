@@ -69,6 +69,11 @@ class HostNativeBaseline final : public native::Baseline {
     std::memcpy(dst, src, size);
     return true;
   }
+  bool copy_from_peer(Baseline& src_baseline, void* dst, const void* src, size_t size) override {
+    if (!dynamic_cast<const HostNativeBaseline*>(&src_baseline)) return false;
+    std::memcpy(dst, src, size);  // one address space
+    return true;
+  }
   bool parallel_host_memcpy(void* dst, const void* src, size_t size, unsigned threads) override {
     // As the staging lanes' pool: workers spin 200 us before sleeping.
     if (!pool_ || pool_->threads() != threads) pool_ = std::make_unique<ThreadPool>(threads, std::chrono::microseconds(200));

@@ -14,6 +14,7 @@ void async_copy_launch(Context& c);
 void double_buffer(Context& c);
 void saxpy_bandwidth(Context& c);
 void replay(Context& c);
+void p2p(Context& c);
 
 const std::vector<Benchmark>& benchmarks() {
   static const std::vector<Benchmark> list = {
@@ -38,6 +39,11 @@ const std::vector<Benchmark>& benchmarks() {
        "per-launch: chains of 1-1024 empty kernels, a diamond, a fan-out of 8 spin kernels (overlap), a 1000-step "
        "saxpy chain, a replay with a scalar patched before each",
        replay},
+      {"p2p",
+       "copies between the devices of one backend: unidirectional bandwidth and 4-byte latency per ordered pair, "
+       "both directions at once per pair, every device's H2D at once; needs two or more devices (host: "
+       "LRRT_HOST_DEVICES=N)",
+       p2p},
   };
   return list;
 }

@@ -61,6 +61,32 @@ Layout info_layout(const json& doc) {
                       peak > 0 ? format_gbps(peak) + (source == "measured" ? " (measured)" : "") : "?"});
   }
   out.table(std::move(t));
+  // Peer access (lr_device_can_access_peer): one row per device with a peer.
+  const json& peers = member(doc, "peer_access");
+  if (peers.is_array() && !peers.empty()) {
+    out.heading("Peer access (can the row's device reach the column's memory)");
+    std::vector<std::string> ids;
+    for (const auto& d : devices) ids.push_back(text_of(d, "index"));
+    Table m;
+    m.columns = {"device"};
+    for (const auto& id : ids) m.columns.push_back(id);
+    m.align.assign(m.columns.size(), Align::Right);
+    for (const auto& row : ids) {
+      std::vector<std::string> cells{row};
+      bool any = false;
+      for (const auto& col : ids) {
+        std::string cell = row == col ? "-" : "";
+        for (const auto& p : peers)
+          if (text_of(p, "device") == row && text_of(p, "peer") == col) {
+            cell = p.value("can_access", false) ? "yes" : "no";
+            any = true;
+          }
+        cells.push_back(cell);
+      }
+      if (any) m.rows.push_back(std::move(cells));
+    }
+    out.table(std::move(m));
+  }
   for (const auto& d : devices) {
     const json& details = member(d, "details");
     if (!details.is_object() || details.empty()) continue;

@@ -231,6 +231,27 @@ Layout run_layout(const json& doc) {
       for (const auto& e : s) saved.push_back({"saved", text_of(e, "buffer") + " -> " + text_of(e, "npy")});
     if (!saved.empty()) out.fields(std::move(saved));
   }
+  // --device all: each manifest's median per device, so one slow device
+  // stands out.
+  const json& spread = member(doc, "spread");
+  if (spread.is_array() && !spread.empty()) {
+    out.heading("Spread over the devices (median time per launch or replay)");
+    Table t;
+    t.columns = {"manifest", "fastest", "slowest", "median of devices", "slowest / median", "slowest / fastest"};
+    t.align = {Align::Left, Align::Left, Align::Left, Align::Right, Align::Right, Align::Right};
+    for (const auto& sp : spread) {
+      const json& per = member(sp, "median_ns_per_device");
+      auto at = [&](const char* which) {
+        const std::string d = text_of(sp, which);
+        return fmt::format("device {} ({})", d, format_time_ns(number_of(per, d.c_str())));
+      };
+      t.rows.push_back({text_of(sp, "name"), at("fastest_device"), at("slowest_device"),
+                        format_time_ns(number_of(sp, "median_of_devices_ns")),
+                        fmt::format("{:.2f}x", number_of(sp, "slowest_over_median")),
+                        fmt::format("{:.2f}x", number_of(sp, "slowest_over_fastest"))});
+    }
+    out.table(std::move(t));
+  }
   return out;
 }
 
