@@ -215,24 +215,33 @@ size_t find_buffer_index(const Manifest& m, const json& v, const std::string& pt
 }
 
 // {"count_of": "x"} or {"shape_of": "x", "axis": k}: a size taken from a
-// buffer so a manifest cannot disagree with itself.
+// buffer so a manifest cannot disagree with itself. "divided_by": d gives
+// the size divided by d, rounded up: the launch of a kernel that takes d
+// elements per work-item.
 std::optional<uint64_t> size_reference(const Manifest& m, const json& v, const std::string& ptr) {
   if (!v.is_object()) return std::nullopt;
+  auto divided = [](const Obj& o, uint64_t size) {
+    const json* d = o.opt("divided_by");
+    if (!d) return size;
+    const uint64_t by = get_uint(*d, o.ptr("divided_by"), 1);
+    return size / by + (size % by ? 1 : 0);
+  };
   if (v.contains("count_of")) {
-    Obj o(v, ptr, {"count_of"});
+    Obj o(v, ptr, {"count_of", "divided_by"});
     o.finish();
-    return m.buffers[find_buffer_index(m, o.req("count_of"), o.ptr("count_of"))].count;
+    return divided(o, m.buffers[find_buffer_index(m, o.req("count_of"), o.ptr("count_of"))].count);
   }
   if (v.contains("shape_of")) {
-    Obj o(v, ptr, {"shape_of", "axis"});
+    Obj o(v, ptr, {"shape_of", "axis", "divided_by"});
     o.finish();
     const auto& b = m.buffers[find_buffer_index(m, o.req("shape_of"), o.ptr("shape_of"))];
     uint64_t axis = get_uint(o.req("axis"), o.ptr("axis"));
     if (axis >= b.shape.size())
       throw ManifestError(o.ptr("axis"), fmt::format("buffer \"{}\" has {} dimension(s)", b.name, b.shape.size()));
-    return b.shape[axis];
+    return divided(o, b.shape[axis]);
   }
-  throw ManifestError(ptr, "expected a number, {\"count_of\": \"<buffer>\"} or {\"shape_of\": \"<buffer>\", \"axis\": N}");
+  throw ManifestError(ptr, "expected a number, {\"count_of\": \"<buffer>\"} or {\"shape_of\": \"<buffer>\", \"axis\": N} "
+                           "(either may add \"divided_by\": D)");
 }
 
 BufferInit parse_init(const Manifest& m, const json& v, const std::string& ptr, DType type) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace lrrt::tool {
 
 using nlohmann::json;
@@ -36,12 +38,27 @@ void check_sweep(const Sweep& s) {
                                  "manifest to save its outputs)");
 }
 
+namespace {
+
+// The kernel a sweep runs, or every kernel when "kernel" is an axis, in
+// first-seen order.
+std::string kernels_of(const std::vector<Manifest>& states) {
+  std::vector<std::string> seen;
+  for (const Manifest& m : states) {
+    const std::string k = m.sequence ? "sequence" : m.kernel;
+    if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
+  }
+  return fmt::format("{}", fmt::join(seen, ", "));
+}
+
+}  // namespace
+
 json run_sweep(const Sweep& s, const std::vector<Manifest>& states, const lrrt::Device& device, const RunOptions& options,
                const SweepRunOptions& so) {
   json result{{"manifest", s.path.string()},
               {"name", states.empty() ? std::string() : states.front().name},
               {"kind", "sweep"},
-              {"kernel", states.empty() ? std::string() : states.front().sequence ? "sequence" : states.front().kernel},
+              {"kernel", kernels_of(states)},
               {"backend", device.backend()},
               {"device_index", device.index()},
               {"axes", sweep_axes_json(s)},

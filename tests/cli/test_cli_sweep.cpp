@@ -302,8 +302,18 @@ TEST_CASE("sweep: the bundled sweep manifests parse, and a narrowed saxpy and tr
   INFO(r.err);
   REQUIRE(r.rc == 0);
   json s = json::parse(read_text(dir / "out.json"))["runs"][0];
-  CHECK(s["state_count"] == 4);
-  for (const auto& st : s["states"]) CHECK(st["verification"]["status"] == "passed");
+  CHECK(s["state_count"] == 8);  // 2 n x 2 wg x 2 kernels (zipped with their files and elements per work-item)
+  std::set<std::string> kernels;
+  for (const auto& st : s["states"]) {
+    CHECK(st["verification"]["status"] == "passed");
+    CHECK(st["verification"]["checks"][0]["compared"] == st["axes"]["n"]);
+    kernels.insert(st["axes"]["kernel"].get<std::string>());
+    // saxpy4 takes four elements per work-item: ceil(n / 4) work-items, in whole workgroups.
+    const uint64_t n = st["axes"]["n"], wg = st["axes"]["wg"], per = st["axes"]["per_item"];
+    const uint64_t items = (n + per - 1) / per;
+    CHECK(st["launch"]["workgroup_count"][0] == (items + wg - 1) / wg);
+  }
+  CHECK(kernels == std::set<std::string>{"saxpy", "saxpy4"});
   r = run_lrrt(dir, sweep_cli_args(dir, kSource / "manifests/transpose_sweep.json",
                                    {"--axis", "rows=[33,64]", "--axis", "cols=[100,17]"}));
   INFO(r.err);

@@ -186,6 +186,9 @@ TEST_CASE("manifest: errors name the field with a JSON pointer") {
       {"arg offset align", [](json& j) { j["args"][1]["offset"] = 2; }, "", ""},  // checked by layout, not parse
       {"count_of unknown", [](json& j) { j["args"][1]["value"] = {{"count_of", "q"}}; }, "/args/1/value/count_of", "no buffer"},
       {"shape_of axis", [](json& j) { j["args"][1]["value"] = {{"shape_of", "m"}, {"axis", 2}}; }, "/args/1/value/axis", "2 dimension"},
+      {"divided_by zero", [](json& j) { j["launch"]["global_size"] = {{{"count_of", "x"}, {"divided_by", 0}}}; }, "/launch/global_size/0/divided_by", "at least 1"},
+      {"divided_by type", [](json& j) { j["launch"]["global_size"] = {{{"count_of", "x"}, {"divided_by", "4"}}}; }, "/launch/global_size/0/divided_by", "expected"},
+      {"divided_by unknown key", [](json& j) { j["launch"]["global_size"] = {{{"count_of", "x"}, {"divide", 4}}}; }, "/launch/global_size/0/divide", ""},
       {"bounds", [](json& j) { j["args"][1] = {{"type", "u32"}, {"value", 101}, {"bounds", {"x"}}}; }, "/args/1/bounds/0", "too small"},
       {"launch missing", [](json& j) { j.erase("launch"); }, "", "\"launch\""},
       {"wg size type", [](json& j) { j["launch"]["workgroup_size"] = 32; }, "/launch/workgroup_size", "array"},
@@ -648,4 +651,17 @@ TEST_CASE("manifest: a check of a buffer nothing writes is an error unless it sa
   s["verify"][0]["buffer"] = "w";
   s["verify"][0]["expected"]["values"] = std::vector<int>(10, 0);
   CHECK(pointer_and_message(s, ".", msg) == "/verify/0/buffer");
+}
+
+TEST_CASE("manifest: divided_by launches a kernel that takes several elements per work-item") {
+  // ceil(count / d) for every d from 1 to the count, on count_of and shape_of.
+  for (uint64_t d = 1; d <= 101; ++d) {
+    json j = base();
+    j["launch"] = {{"workgroup_size", {1}}, {"global_size", {{{"count_of", "x"}, {"divided_by", d}}}}};
+    j["args"][1]["value"] = {{"shape_of", "m"}, {"axis", 1}, {"divided_by", d}};
+    const Manifest m = parse(j);
+    CAPTURE(d);
+    CHECK(m.launch.workgroup_count[0] == (100 + d - 1) / d);
+    CHECK(m.args[1].value == static_cast<long double>((5 + d - 1) / d));
+  }
 }
