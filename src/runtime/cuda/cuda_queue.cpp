@@ -1,6 +1,8 @@
 #include "cuda_queue.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "cuda_device.hpp"
@@ -22,6 +24,42 @@ std::string_view copy_name(CopyKind kind) {
   return "cuMemcpyAsync";
 }
 
+// LRRT_CUDA_SYNC: how synchronize() notices the end of the stream's work.
+// "query" (default): it polls cuStreamQuery; "flag": the stream writes a
+// ticket into pinned host memory and the host spins on that word (no driver
+// call per poll). Both sleep on a blocking-sync event past the spin.
+bool sync_by_flag() {
+  const char* v = std::getenv("LRRT_CUDA_SYNC");
+  if (!v || !*v || std::string_view(v) == "query") return false;
+  if (std::string_view(v) == "flag") return true;
+  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_CUDA_SYNC='{}': expected query or flag", v);
+}
+
+// A queue's synchronize() with LRRT_CUDA_SYNC=flag: complete once the stream
+// wrote `ticket` (or a later one) into the flag. A fault stops the stream
+// before its write, so a failure is seen only past the spin, by the
+// blocking wait on the stream, which reports it.
+template <typename Describe>
+class FlagWait final : public Waitable {
+ public:
+  FlagWait(const uint32_t* flag, uint32_t ticket, CUstream stream, CUevent done, Describe describe)
+      : flag_(flag), ticket_(ticket), stream_wait_(stream, done, std::move(describe)) {}
+  WaitStatus poll() override {
+    // Wrapping comparison: tickets count up from one per synchronize.
+    const uint32_t seen = __atomic_load_n(flag_, __ATOMIC_ACQUIRE);
+    return static_cast<int32_t>(seen - ticket_) >= 0 ? WaitStatus::Complete : WaitStatus::Pending;
+  }
+  WaitStatus block(std::chrono::nanoseconds limit) override { return stream_wait_.block(limit); }
+  Blocking blocking() const override { return Blocking::Unbounded; }
+  std::string describe() const override { return stream_wait_.describe(); }
+  CUresult result() const { return stream_wait_.result(); }
+
+ private:
+  const uint32_t* flag_;
+  uint32_t ticket_;
+  CudaWait<Describe> stream_wait_;
+};
+
 }  // namespace
 
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
@@ -30,6 +68,19 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   if (CUresult r = cu().cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
     cu().cuStreamDestroy(stream_);
     throw_cu_error(r, LR_ERROR_RUNTIME, "cuEventCreate", __FILE__, __LINE__);
+  }
+  // The flag is an optimisation: without the driver's stream memory
+  // operations, or the pinned word, synchronize() polls the stream.
+  if (sync_by_flag() && cu().cuStreamWriteValue32 && cu().cuMemHostGetDevicePointer) {
+    void* word = nullptr;
+    if (cu().cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
+      if (cu().cuMemHostGetDevicePointer(&sync_flag_device_, word, 0) == CUDA_SUCCESS) {
+        sync_flag_ = static_cast<uint32_t*>(word);
+        *sync_flag_ = 0;
+      } else {
+        cu().cuMemFreeHost(word);
+      }
+    }
   }
 }
 
@@ -75,6 +126,7 @@ CudaQueue::~CudaQueue() {
   // it); the core has waited already. Errors here have nowhere to go.
   if (done_) cu().cuEventDestroy(done_);
   cu().cuStreamDestroy(stream_);
+  if (sync_flag_) cu().cuMemFreeHost(sync_flag_);
 }
 
 void CudaQueue::wait_events(EventList wait_for) {
@@ -225,6 +277,27 @@ void CudaQueue::record(Event& event) {
 
 void CudaQueue::synchronize() {
   device_.make_current();
+  if (sync_flag_) {
+    uint32_t ticket = 0;
+    CUresult r;
+    {
+      auto submission = begin_submission();
+      ticket = ++sync_ticket_;
+      r = cu().cuStreamWriteValue32(stream_, sync_flag_device_, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
+    }
+    if (r == CUDA_SUCCESS) {
+      FlagWait target(sync_flag_, ticket, stream_, done_, [this] {
+        const std::string names = recent_kernels();
+        return fmt::format("a queue on {}{}", device_.description(), names.empty() ? "" : ", running kernel " + names);
+      });
+      if (rt::wait(target) != WaitStatus::Complete)
+        device_.fail(target.result(), "waiting for a stream (its completion flag, then cuEventSynchronize)", recent_kernels(),
+                     __FILE__, __LINE__);
+      launches_since_sync_.store(0, std::memory_order_relaxed);
+      return;
+    }
+    // The write was refused (a sticky error among them): the stream wait reports it.
+  }
   device_.synchronize_stream(stream_, done_, "a queue", [this] { return recent_kernels(); });
   launches_since_sync_.store(0, std::memory_order_relaxed);
 }

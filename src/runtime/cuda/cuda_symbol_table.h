@@ -58,6 +58,8 @@
   X(cuFuncGetName)                    \
   X(cuModuleGetFunctionCount)         \
   X(cuModuleEnumerateFunctions)       \
+  X(cuStreamWriteValue32)             \
+  X(cuMemHostGetDevicePointer)        \
   LRRT_CUDA_CAPTURE_GRAPH_SYMBOLS(X)
 
 // The native graph of `lrrt bench replay` (cuda_native.cpp): stream capture,
