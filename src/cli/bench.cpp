@@ -3,6 +3,8 @@
 // otherwise. Results: a table on the terminal, --format json|csv|markdown,
 // -o FILE rewritten atomically after each benchmark so partial results
 // survive a failure, --benchmark-format google for Google Benchmark's JSON.
+#include <algorithm>
+#include <thread>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -49,7 +51,105 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// The devices to run on: each usable backend's device --device, GPU first.
+// One run of a benchmark: on one device, or (--device all, EveryDevice::AtOnce)
+// on every device of a backend at once.
+struct Job {
+  const tool::bench::Benchmark* benchmark;
+  std::vector<lrrt::Device> devices;
+  bool tag_device;  // params["device"] on each measurement: several devices of a backend ran
+};
+
+std::vector<Job> plan_jobs(const std::vector<const tool::bench::Benchmark*>& chosen,
+                           const std::vector<lrrt::Device>& devices, bool all_devices) {
+  using tool::bench::EveryDevice;
+  std::vector<Job> jobs;
+  for (const auto* b : chosen) {
+    if (!all_devices) {
+      for (const auto& d : devices) jobs.push_back({b, {d}, false});
+      continue;
+    }
+    // Devices come grouped by backend (pick_devices).
+    for (size_t first = 0; first < devices.size();) {
+      size_t end = first;
+      while (end < devices.size() && devices[end].backend() == devices[first].backend()) ++end;
+      std::vector<lrrt::Device> group(devices.begin() + first, devices.begin() + end);
+      const bool several = group.size() > 1;
+      if (b->every_device == EveryDevice::Once || !several) {
+        jobs.push_back({b, {group.front()}, false});
+      } else if (b->every_device == EveryDevice::InTurn) {
+        for (const auto& d : group) jobs.push_back({b, {d}, true});
+      } else {
+        jobs.push_back({b, group, true});
+      }
+      first = end;
+    }
+  }
+  return jobs;
+}
+
+// Marks what a run on `device` added (from the given counts on) as that
+// device's: a "device" parameter on measurements (so lrrt compare pairs
+// devices), the device in summaries' names and labels.
+void tag_device(tool::bench::ResultSet& r, size_t measurements_from, size_t summaries_from, const lrrt::Device& device) {
+  const uint32_t ordinal = device.properties().backend_ordinal;
+  for (size_t i = measurements_from; i < r.measurements.size(); ++i)
+    r.measurements[i].params["device"] = std::to_string(ordinal);
+  for (size_t i = summaries_from; i < r.summaries.size(); ++i) {
+    r.summaries[i].name += fmt::format("-device-{}", ordinal);
+    r.summaries[i].label += fmt::format(" (device {})", ordinal);
+  }
+}
+
+// One benchmark on several devices at once, a thread each, each into its
+// own result; merged in device order. Returns the number that failed. An
+// interrupt drops every device's measurements of this benchmark.
+size_t run_at_once(const tool::bench::Benchmark& benchmark, const std::vector<lrrt::Device>& devices,
+                   const tool::bench::BenchOptions& options, tool::bench::ResultSet& results) {
+  std::vector<tool::bench::ResultSet> parts(devices.size());
+  std::vector<std::string> failed(devices.size());
+  std::vector<char> interrupted(devices.size(), 0);
+  tool::bench::BenchOptions each = options;
+  each.progress = [](const std::string&) {
+    if (StopSignals::requested()) throw Interrupted{};
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (size_t i = 0; i < devices.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          tool::bench::run_benchmark(benchmark, devices[i], each, parts[i]);
+        } catch (const Interrupted&) {
+          interrupted[i] = 1;
+        } catch (const std::exception& e) {
+          failed[i] = e.what();
+        }
+        try {
+          devices[i].synchronize();  // failed work must not reach the next benchmark
+        } catch (...) {
+        }
+      });
+  }
+  if (StopSignals::requested() || std::count(interrupted.begin(), interrupted.end(), 1)) return 0;
+  size_t failures = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const size_t m0 = results.measurements.size(), s0 = results.summaries.size();
+    for (auto& m : parts[i].measurements) results.measurements.push_back(std::move(m));
+    for (auto& su : parts[i].summaries) results.summaries.push_back(std::move(su));
+    tag_device(results, m0, s0, devices[i]);
+    const uint32_t ordinal = devices[i].properties().backend_ordinal;
+    for (auto& e : parts[i].errors) results.errors.push_back(fmt::format("device {}: {}", ordinal, e));
+    if (!failed[i].empty()) {
+      ++failures;
+      results.errors.push_back(
+          fmt::format("{} on {} device {} failed: {}", benchmark.name, devices[i].backend(), ordinal, failed[i]));
+      std::cerr << "lrrt bench: " << results.errors.back() << "\n";
+    }
+  }
+  return failures;
+}
+
+// The devices to run on: each usable backend's device --device (every
+// device with --device all), GPU first.
 std::vector<lrrt::Device> pick_devices(const BenchCli& o) {
   std::vector<std::string> wanted = split(o.backends);
   bool every = wanted.empty() || (wanted.size() == 1 && wanted[0] == "all");
@@ -74,6 +174,10 @@ std::vector<lrrt::Device> pick_devices(const BenchCli& o) {
     if (!b.usable) {
       if (!every)
         throw tool::DeviceError(fmt::format("--backend {}: not usable: {} (see `lrrt info`)", b.name, b.message));
+      continue;
+    }
+    if (o.common.all_devices) {
+      for (uint32_t i = 0; i < b.device_count; ++i) out.push_back(lrrt::Device::select(b.name, i));
       continue;
     }
     try {
@@ -149,13 +253,27 @@ void run(BenchCli& o) {
   auto file_doc = [&] { return google ? to_google_benchmark(results) : to_json(results); };
 
   const bool tty = ::isatty(STDERR_FILENO) == 1;
-  const size_t total = chosen.size() * devices.size();
+  const std::vector<Job> jobs = plan_jobs(chosen, devices, o.common.all_devices);
+  const size_t total = jobs.size();
   size_t done = 0, failures = 0;
   StopSignals stop_signals;
   results.complete = false;  // every rewrite of -o until the last says so
-  for (const Benchmark* benchmark : chosen) {
+  for (const Job& job : jobs) {
+    const Benchmark* benchmark = job.benchmark;
     const std::string& name = benchmark->name;
-    for (auto& device : devices) {
+    if (job.devices.size() > 1) {
+      if (StopSignals::requested()) break;
+      if (!o.common.quiet)
+        std::cerr << fmt::format("[{}/{}] {} on {} {} devices at once\n", done + 1, total, name, job.devices.size(),
+                                 job.devices.front().backend());
+      failures += run_at_once(*benchmark, job.devices, options, results);
+      if (StopSignals::requested()) break;
+      ++done;
+      write_output_file(file_doc(), o.common);
+      continue;
+    }
+    {
+      auto& device = job.devices.front();
       if (StopSignals::requested()) break;
       std::string backend = device.backend();
       std::string prefix = fmt::format("[{}/{}] ", done + 1, total);
@@ -169,6 +287,7 @@ void run(BenchCli& o) {
       const size_t measurements_before = results.measurements.size(), summaries_before = results.summaries.size();
       try {
         run_benchmark(*benchmark, device, options, results);
+        if (job.tag_device) tag_device(results, measurements_before, summaries_before, device);
       } catch (const Interrupted&) {
         results.measurements.resize(measurements_before);
         results.summaries.resize(summaries_before);
@@ -223,7 +342,8 @@ void register_bench(CLI::App& app) {
   sub->add_option("--backend", o->backends,
                   "Backends to run on, comma-separated (host, hsa, cuda), all or auto (default: every usable "
                   "backend, host included)");
-  add_common_options(*sub, o->common, kOptDevice | kOptFormat | kOptOutput | kOptQuiet | kOptKernelDir | kOptTimeout);
+  add_common_options(*sub, o->common,
+                     kOptDevice | kOptDeviceAll | kOptFormat | kOptOutput | kOptQuiet | kOptKernelDir | kOptTimeout);
   sub->add_option("--benchmark-format", o->benchmark_format,
                   "JSON layout: lrrt (default; what lrrt compare reads) or google (Google Benchmark's format)")
       ->check(CLI::IsMember({"lrrt", "google"}));

@@ -94,13 +94,23 @@ void p2p(Context& c) {
         }
       }
       // Latency: one 4-byte copy, waited for.
-      c.add("latency", "lrrt", pair_params(src, dst, "uni"), 4, 4, "lr_memcpy_peer (4 bytes)",
+      c.add("latency", "lrrt", pair_params(src, dst, "uni"), 4, 0, "lr_memcpy_peer (4 bytes)",
             sample(c.options.sampling, [&] {
               const double t0 = now_ns();
               check(lr_memcpy_peer(devices[dst].get(), b[dst].data(), devices[src].get(), a[src].data(), 4),
                     "lr_memcpy_peer");
               return now_ns() - t0;
             }));
+      if (auto& nd = natives[dst]; nd && natives[src] && nd->copy_from_peer(*natives[src], b[dst].data(), a[src].data(), 4)) {
+        nd->synchronize();
+        c.add("latency", "native", pair_params(src, dst, "uni"), 4, 0, "native peer copy (4 bytes) + synchronize",
+              sample(c.options.sampling, [&] {
+                const double t0 = now_ns();
+                nd->copy_from_peer(*natives[src], b[dst].data(), a[src].data(), 4);
+                nd->synchronize();
+                return now_ns() - t0;
+              }));
+      }
       const Measurement* l = c.results().find(B, "copy", c.backend, "lrrt", pair_params(src, dst, "uni"), S);
       const Measurement* n = c.results().find(B, "copy", c.backend, "native", pair_params(src, dst, "uni"), S);
       if (l)

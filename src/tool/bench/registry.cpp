@@ -22,7 +22,7 @@ const std::vector<Benchmark>& benchmarks() {
        "empty kernel: host enqueue per launch, throughput (N launches + one synchronize), launch + synchronize "
        "round trip (also with blocking waits: lrrt without its spin, the native blocking wait), idle synchronize; "
        "GPUs: a ~20 ms wait's wall and CPU time",
-       launch_overhead},
+       launch_overhead, EveryDevice::InTurn},
       {"copy-bandwidth", "H2D, D2H (pageable and pinned) and D2D lr_memcpy over a size sweep", copy_bandwidth},
       {"async-copy-launch",
        "copy -> saxpy -> copy with host waits between steps vs device-side dependencies: submission and "
@@ -43,7 +43,7 @@ const std::vector<Benchmark>& benchmarks() {
        "copies between the devices of one backend: unidirectional bandwidth and 4-byte latency per ordered pair, "
        "both directions at once per pair, every device's H2D at once; needs two or more devices (host: "
        "LRRT_HOST_DEVICES=N)",
-       p2p},
+       p2p, EveryDevice::Once},
   };
   return list;
 }

@@ -29,10 +29,19 @@ struct BenchOptions {
 
 class Context;
 
+// How a benchmark runs under `lrrt bench --device all`.
+enum class EveryDevice {
+  AtOnce,   // on every device at the same time, one thread each (the default)
+  InTurn,   // one device after another: it changes process-wide settings
+            // (launch-overhead's blocking waits set the wait spin)
+  Once,     // once per backend, on device 0: it measures every device itself (p2p)
+};
+
 struct Benchmark {
   std::string name;         // launch-overhead, ...
   std::string description;  // what it measures, for --list and --help
   void (*run)(Context&);    // measures on the context's device; throws on failure
+  EveryDevice every_device = EveryDevice::AtOnce;
 };
 
 // Every benchmark, in the order `all` runs them.
