@@ -63,6 +63,7 @@ class FlagWait final : public Waitable {
 }  // namespace
 
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
+  const bool by_flag = sync_by_flag();  // first: a bad setting throws before anything is made
   device_.make_current();
   LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   if (CUresult r = cu().cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
@@ -71,7 +72,7 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   }
   // The flag is an optimisation: without the driver's stream memory
   // operations, or the pinned word, synchronize() polls the stream.
-  if (sync_by_flag() && cu().cuStreamWriteValue32 && cu().cuMemHostGetDevicePointer) {
+  if (by_flag && cu().cuStreamWriteValue32 && cu().cuMemHostGetDevicePointer) {
     void* word = nullptr;
     if (cu().cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
       if (cu().cuMemHostGetDevicePointer(&sync_flag_device_, word, 0) == CUDA_SUCCESS) {
