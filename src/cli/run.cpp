@@ -68,7 +68,7 @@ RunEntry load_run_entry(const std::string& path, const std::vector<tool::AxisOve
   return e;
 }
 
-// The options every device's run shares (run_command builds the same).
+// The options of a run on any device (one, or each of --device all).
 tool::RunOptions base_run_options(const RunArgs& a, const lr_device_memory_info_t* memory) {
   tool::RunOptions opt;
   opt.kernel_dir = kernel_dir(a.common);
@@ -265,21 +265,9 @@ void run_command(const RunArgs& a) {
   std::optional<lr_device_memory_info_t> memory;
   if (!on_host || any_sweep) memory = device.memory_info();
 
-  tool::RunOptions opt;
-  opt.kernel_dir = kernel_dir(a.common);
-  if (a.iterations >= 0) opt.iterations = static_cast<uint32_t>(a.iterations);
-  if (a.warmup >= 0) opt.warmup = static_cast<uint32_t>(a.warmup);
-  opt.verify = !a.no_verify && a.verify != "none";
-  opt.explain = a.explain;
+  tool::RunOptions opt = base_run_options(a, memory ? &*memory : nullptr);
   opt.note = [&](const std::string& s) { note(a.common, s); };
   opt.deferred_saves = &saves;  // written only when every manifest has run
-  opt.memory = memory ? &*memory : nullptr;
-  opt.timing.max_noise = a.max_noise_percent / 100.0;
-  opt.timing.min_samples = a.min_samples;
-  opt.timing.min_time_s = a.min_time_s;
-  opt.timing.max_time_s = a.max_time_s;
-  opt.timing.batch = a.batch;
-  opt.timing.cold = a.cold;
 
   StopSignals stop_signals;
   const bool progress = !a.common.quiet && stderr_is_terminal();
