@@ -1,5 +1,6 @@
 // lrrt info: every backend (usable or why not) and every device's properties.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <memory>
 #include <optional>
 
@@ -28,9 +29,15 @@ void info_command(const CommonOptions& o) {
   nlohmann::json peers = nlohmann::json::array();
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t j = 0; j < n; ++j)
-      if (i != j && devices[i]["backend"] == devices[j]["backend"])
-        peers.push_back({{"device", i}, {"peer", j},
-                         {"can_access", lrrt::Device::open(i).can_access_peer(lrrt::Device::open(j))}});
+      if (i != j && devices[i]["backend"] == devices[j]["backend"]) {
+        nlohmann::json pair{{"device", i}, {"peer", j},
+                            {"can_access", lrrt::Device::open(i).can_access_peer(lrrt::Device::open(j))}};
+        // The link, where the backend describes it (a device detail "link to <backend> device <ordinal>").
+        const std::string key = fmt::format("link to {} device {}", devices[j]["backend"].get<std::string>(),
+                                            devices[j]["backend_ordinal"].get<uint32_t>());
+        if (const auto& d = devices[i]["details"]; d.is_object() && d.contains(key)) pair["link"] = d[key];
+        peers.push_back(std::move(pair));
+      }
   nlohmann::json doc{{"lrrt_results", 1},
                      {"kind", "info"},
                      {"meta", tool::make_meta("info", argv(), host ? &*host : nullptr)},

@@ -35,6 +35,7 @@ TEST_CASE("devices: lrrt info lists every host device and which can reach which"
   for (const auto& p : doc["peer_access"])
     if (doc["devices"][p["device"].get<size_t>()]["backend"] == "host") {
       CHECK(p["can_access"] == true);
+      CHECK(p["link"].get<std::string>().find("memcpy") != std::string::npos);  // what the backend says of the link
       ++pairs;
     }
   CHECK(pairs == 6);

@@ -88,6 +88,27 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
     x.emplace_back("memory bus", fmt::format("{} bit", bus));
   x.emplace_back("memory", bytes_text(total));
   if (int l2 = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)) x.emplace_back("L2 cache", bytes_text(l2));
+  // The link to each other GPU, as far as the driver API says: access,
+  // a relative performance rank and atomics (it does not name NVLink or
+  // PCIe; NVML would). `lrrt info` shows it beside peer access.
+  int gpus = 0;
+  if (s.cuDeviceGetP2PAttribute && s.cuDeviceGetCount(&gpus) == CUDA_SUCCESS)
+    for (int j = 0; j < gpus; ++j) {
+      CUdevice other{};
+      if (j == static_cast<int>(ordinal_) || s.cuDeviceGet(&other, j) != CUDA_SUCCESS) continue;
+      auto p2p = [&](CUdevice_P2PAttribute a) {
+        int value = -1;
+        return s.cuDeviceGetP2PAttribute(&value, a, device_, other) == CUDA_SUCCESS ? value : -1;
+      };
+      const int access = p2p(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED);
+      const int rank = p2p(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK);
+      const int atomics = p2p(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED);
+      auto yes_no = [](int v) { return v < 0 ? std::string("?") : v ? std::string("yes") : std::string("no"); };
+      x.emplace_back(fmt::format("link to cuda device {}", j),
+                     fmt::format("peer access {}, performance rank {} (cuDeviceGetP2PAttribute: relative, lower is "
+                                 "faster), native atomics {}",
+                                 yes_no(access), rank < 0 ? std::string("?") : std::to_string(rank), yes_no(atomics)));
+    }
   if (int l2 = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)) {
     memory_info_.last_level_cache_bytes = static_cast<uint64_t>(l2);
     memory_info_.last_level_cache_method = "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE";

@@ -59,6 +59,7 @@
   X(cuModuleGetFunctionCount)         \
   X(cuModuleEnumerateFunctions)       \
   X(cuStreamWriteValue32)             \
+  X(cuDeviceGetP2PAttribute)          \
   X(cuMemHostGetDevicePointer)        \
   LRRT_CUDA_CAPTURE_GRAPH_SYMBOLS(X)
 

@@ -134,8 +134,12 @@ HostDevice::HostDevice(uint32_t ordinal, uint32_t count) : pool_(core_count(), k
           : fmt::format("{} of {} asked for ({})", pool_.threads(), pool_.requested_threads(), pool_.start_failure());
   properties_.extra = {{"threads", threads},
                        {"kernel format", "host shared object (*.host.so), host ABI v1"}};
-  if (count > 1)
+  if (count > 1) {
     properties_.extra.push_back({"host device", fmt::format("{} of {} (LRRT_HOST_DEVICES)", ordinal, count)});
+    for (uint32_t j = 0; j < count; ++j)
+      if (j != ordinal)
+        properties_.extra.push_back({fmt::format("link to host device {}", j), "one address space: peer copies are memcpy"});
+  }
 }
 
 bool HostDevice::can_access_peer(const Device& peer) const { return dynamic_cast<const HostDevice*>(&peer) != nullptr; }
