@@ -347,8 +347,18 @@ void check_loadable(std::span<const std::byte> image) {
     if (sh.sh_flags & SHF_EXECINSTR) require_flags(l, PF_X, what);
     else require_flags(l, PF_R, what);
     if (sh.sh_flags & SHF_WRITE) require_flags(l, PF_W, what);
-    if (sh.sh_type == SHT_NOBITS) continue;
     const uint64_t into = sh.sh_addr - l->p_vaddr;
+    if (sh.sh_type == SHT_NOBITS) {
+      // .bss is the zeros past p_filesz: a p_filesz reaching into it fills
+      // it with whatever file bytes follow, and the library's own code then
+      // runs on them (a corrupted p_filesz crashed lrrt at exit, in the
+      // library's destructors).
+      if (into < l->p_filesz)
+        file.fail(fmt::format("{}: it holds zeros (SHT_NOBITS), but its PT_LOAD (p_vaddr {:#x}) maps file bytes up to "
+                              "{:#x} (p_filesz {:#x})",
+                              what, l->p_vaddr, l->p_vaddr + l->p_filesz, l->p_filesz));
+      continue;
+    }
     if (sh.sh_offset < l->p_offset || sh.sh_offset - l->p_offset != into || into > l->p_filesz ||
         sh.sh_size > l->p_filesz - into)
       file.fail(fmt::format("{}: its file bytes (sh_offset {:#x}) are not what its PT_LOAD (p_offset {:#x}, p_vaddr "
