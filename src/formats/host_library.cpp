@@ -373,6 +373,19 @@ void check_loadable(std::span<const std::byte> image) {
     const Elf64_Phdr& p = segments[i];
     if (p.p_type != PT_GNU_RELRO) continue;
     const uint64_t lo = p.p_vaddr / page * page, hi = (p.p_vaddr + p.p_memsz) / page * page;  // as the loader rounds
+    // Only data the loader wrote may become read-only: RELRO lies in a
+    // writable load, and none of its pages holds code (a moved p_vaddr made
+    // code pages read-only, and the library's first call jumped into them).
+    if (const Elf64_Phdr* l = load_of(p.p_vaddr, p.p_memsz, true); l && !(l->p_flags & PF_W))
+      file.fail(fmt::format("{}: it lies in the PT_LOAD at p_vaddr {:#x}, which is not writable (p_flags {:#x}): "
+                            "RELRO is data written while relocating",
+                            where(i), l->p_vaddr, l->p_flags));
+    for (const Elf64_Phdr* l : loads) {
+      const uint64_t code_lo = l->p_vaddr / page * page, code_hi = (l->p_vaddr + l->p_memsz + page - 1) / page * page;
+      if ((l->p_flags & PF_X) && lo < code_hi && code_lo < hi)
+        file.fail(fmt::format("{}: it would make code of the PT_LOAD at p_vaddr {:#x} read-only, not executable",
+                              where(i), l->p_vaddr));
+    }
     for (const auto& section : file.sections()) {
       const Elf64_Shdr& sh = section.header;
       const std::string_view name = section.name;

@@ -273,6 +273,17 @@ TEST_CASE("formats host: check_loadable passes built libraries and names the hea
   // the library's destructors then ran on them (CI's random-header test,
   // seed 2126252248, died at exit).
   has(loadable_error(image, mutate_phdr(PT_LOAD, [](Elf64_Phdr& p) { p.p_filesz = p.p_memsz; }, 3)), "SHT_NOBITS");
+  // PT_GNU_RELRO moved over code: the loader made those pages read-only and
+  // the first call into them faulted (seed 130 of the same test).
+  has(loadable_error(image, [](Image& b) {
+        const auto code = get<Elf64_Phdr>(b, phdr_offset(b, PT_LOAD, 1));
+        const size_t at = phdr_offset(b, PT_GNU_RELRO, 0);
+        auto p = get<Elf64_Phdr>(b, at);
+        p.p_vaddr = code.p_vaddr;
+        p.p_memsz = 0x1000;
+        put(b, at, p);
+      }),
+      "not writable");
   has(loadable_error(image, [](Image& b) { put<uint64_t>(b, offsetof(Elf64_Ehdr, e_shoff), 0); }), "no section headers");
   // The ELF header.
   has(loadable_error(image, [](Image& b) { put<uint16_t>(b, offsetof(Elf64_Ehdr, e_type), ET_EXEC); }), "ET_DYN");
