@@ -203,7 +203,14 @@ void check_loadable(std::span<const std::byte> image) {
     if (!l)
       file.fail(fmt::format("{}: {:#x} bytes at p_vaddr {:#x} are not inside one PT_LOAD", where(i), in_memory,
                             p.p_vaddr));
-    if (relro) continue;
+    if (relro) {
+      // Only data the loader wrote may become read-only (code pages: below).
+      if (!(l->p_flags & PF_W))
+        file.fail(fmt::format("{}: it lies in the PT_LOAD at p_vaddr {:#x}, which is not writable (p_flags {:#x}): "
+                              "RELRO is data written while relocating",
+                              where(i), l->p_vaddr, l->p_flags));
+      continue;
+    }
     // What the loader reads at p_vaddr is what the load maps there from the
     // file: the segment's own file bytes, or zeros past the load's p_filesz.
     const uint64_t into = p.p_vaddr - l->p_vaddr;
@@ -373,13 +380,8 @@ void check_loadable(std::span<const std::byte> image) {
     const Elf64_Phdr& p = segments[i];
     if (p.p_type != PT_GNU_RELRO) continue;
     const uint64_t lo = p.p_vaddr / page * page, hi = (p.p_vaddr + p.p_memsz) / page * page;  // as the loader rounds
-    // Only data the loader wrote may become read-only: RELRO lies in a
-    // writable load, and none of its pages holds code (a moved p_vaddr made
-    // code pages read-only, and the library's first call jumped into them).
-    if (const Elf64_Phdr* l = load_of(p.p_vaddr, p.p_memsz, true); l && !(l->p_flags & PF_W))
-      file.fail(fmt::format("{}: it lies in the PT_LOAD at p_vaddr {:#x}, which is not writable (p_flags {:#x}): "
-                            "RELRO is data written while relocating",
-                            where(i), l->p_vaddr, l->p_flags));
+    // None of its pages holds code (a moved p_vaddr made code pages
+    // read-only, and the library's first call jumped into them).
     for (const Elf64_Phdr* l : loads) {
       const uint64_t code_lo = l->p_vaddr / page * page, code_hi = (l->p_vaddr + l->p_memsz + page - 1) / page * page;
       if ((l->p_flags & PF_X) && lo < code_hi && code_lo < hi)
