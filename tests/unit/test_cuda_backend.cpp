@@ -186,3 +186,30 @@ TEST_CASE("cuda graph lowering: kernel nodes carry the launch shape and the pack
   CHECK(cuda::kernel_node_params(function, config, nullptr).extra == nullptr);
 }
 #endif
+
+// LRRT_CUDA_SYNC's values (issue 22, part 4): read by every cuda queue before
+// it makes anything, so a typo fails the first queue, never silently polls.
+#if defined(LRRT_HAVE_CUDA)
+#include "cuda/cuda_queue.hpp"
+#include "error.hpp"
+
+TEST_CASE("cuda: LRRT_CUDA_SYNC takes query (the default) or flag, and names anything else") {
+  CHECK_FALSE(lrrt::rt::cuda::sync_by_flag(nullptr));
+  CHECK_FALSE(lrrt::rt::cuda::sync_by_flag(""));
+  CHECK_FALSE(lrrt::rt::cuda::sync_by_flag("query"));
+  CHECK(lrrt::rt::cuda::sync_by_flag("flag"));
+  for (const char* bad : {"Flag", "flags", "query ", "spin", "1"}) {
+    CAPTURE(bad);
+    try {
+      lrrt::rt::cuda::sync_by_flag(bad);
+      FAIL("accepted");
+    } catch (const lrrt::Error& e) {
+      CHECK(e.status() == LR_ERROR_INVALID_ARGUMENT);
+      const std::string message = e.what();
+      CHECK(message.find("LRRT_CUDA_SYNC") != std::string::npos);
+      CHECK(message.find(std::string("'") + bad + "'") != std::string::npos);
+      CHECK(message.find("query or flag") != std::string::npos);
+    }
+  }
+}
+#endif

@@ -24,17 +24,6 @@ std::string_view copy_name(CopyKind kind) {
   return "cuMemcpyAsync";
 }
 
-// LRRT_CUDA_SYNC: how synchronize() notices the end of the stream's work.
-// "query" (default): it polls cuStreamQuery; "flag": the stream writes a
-// ticket into pinned host memory and the host spins on that word (no driver
-// call per poll). Both sleep on a blocking-sync event past the spin.
-bool sync_by_flag() {
-  const char* v = std::getenv("LRRT_CUDA_SYNC");
-  if (!v || !*v || std::string_view(v) == "query") return false;
-  if (std::string_view(v) == "flag") return true;
-  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_CUDA_SYNC='{}': expected query or flag", v);
-}
-
 // A queue's synchronize() with LRRT_CUDA_SYNC=flag: complete once the stream
 // wrote `ticket` (or a later one) into the flag. A fault stops the stream
 // before its write, so a failure is seen only past the spin, by the
@@ -62,8 +51,15 @@ class FlagWait final : public Waitable {
 
 }  // namespace
 
+bool sync_by_flag(const char* setting) {
+  if (!setting || !*setting || std::string_view(setting) == "query") return false;
+  if (std::string_view(setting) == "flag") return true;
+  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_CUDA_SYNC='{}': expected query or flag", setting);
+}
+
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
-  const bool by_flag = sync_by_flag();  // first: a bad setting throws before anything is made
+  // First: a bad setting throws before anything is made.
+  const bool by_flag = sync_by_flag(std::getenv("LRRT_CUDA_SYNC"));
   device_.make_current();
   LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   if (CUresult r = cu().cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {

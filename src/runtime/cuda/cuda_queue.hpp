@@ -19,6 +19,14 @@ class CudaDevice;
 class CudaEvent;
 class CudaQueue;
 
+// LRRT_CUDA_SYNC: how synchronize() notices the end of the stream's work.
+// Unset, empty or "query" (false): it polls cuStreamQuery; "flag" (true): the
+// stream writes a ticket into pinned host memory and the host spins on that
+// word (no driver call per poll). Both sleep on a blocking-sync event past
+// the spin. Anything else throws LR_ERROR_INVALID_ARGUMENT naming the
+// variable and the value.
+bool sync_by_flag(const char* setting);
+
 // A graph replay's completion, recorded lazily (cuda_graph.cpp): a replay
 // adds nothing to its stream but the cuGraphLaunch, as a native graph's
 // does. (An event per replay, as a node of the graph or recorded after it,
