@@ -75,6 +75,11 @@ class Baseline {
   // CU_EVENT_BLOCKING_SYNC event; hsa: HSA_WAIT_STATE_BLOCKED). Returns false
   // when the API has none (host).
   virtual bool synchronize_blocking() { return false; }
+  // Waits by a word the stream itself writes into pinned host memory behind
+  // the work (cuda: cuStreamWriteValue32, with or without its memory barrier),
+  // spinning on it: what a completion flag can gain over synchronize(), before
+  // lrrt adopts one. Returns false when the API has no such write.
+  virtual bool synchronize_by_stream_flag(bool /*memory_barrier*/) { return false; }
 
   // async = false: the API's blocking copy (what a user calls for pageable
   // memory); async = true: the asynchronous copy on the baseline's stream

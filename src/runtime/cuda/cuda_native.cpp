@@ -14,6 +14,7 @@
 // cuGraphExecKernelNodeSetParams on the node each launch created (read with
 // cuStreamGetCaptureInfo right after it was captured).
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -84,6 +85,31 @@ class CudaNativeBaseline final : public native::Baseline {
   bool synchronize_blocking() override {
     LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuEventRecord(blocking_, stream_));
     LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuEventSynchronize(blocking_));
+    return true;
+  }
+
+  bool synchronize_by_stream_flag(bool memory_barrier) override {
+    const CudaSymbols& s = cu();
+    if (!s.cuStreamWriteValue32 || !s.cuMemHostGetDevicePointer) return false;
+    if (!flag_) {
+      void* word = nullptr;
+      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+      flag_.reset(static_cast<uint32_t*>(word));
+      *flag_ = 0;
+      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemHostGetDevicePointer(&flag_device_, word, 0));
+    }
+    const uint32_t ticket = ++flag_ticket_;
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME,
+                    cuStreamWriteValue32(stream_, flag_device_, ticket,
+                                         memory_barrier ? CU_STREAM_WRITE_VALUE_DEFAULT
+                                                        : CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+    // A stream that faults never writes: after a second, its error is the stream's.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (static_cast<int32_t>(__atomic_load_n(flag_.get(), __ATOMIC_ACQUIRE) - ticket) < 0)
+      if (std::chrono::steady_clock::now() > give_up) {
+        synchronize();
+        break;
+      }
     return true;
   }
 
@@ -334,6 +360,12 @@ class CudaNativeBaseline final : public native::Baseline {
   CudaDevice& device_;
   CUstream stream_ = nullptr;
   CUevent blocking_ = nullptr;
+  struct FreeHost {
+    void operator()(uint32_t* p) const { cu().cuMemFreeHost(p); }
+  };
+  std::unique_ptr<uint32_t, FreeHost> flag_;  // synchronize_by_stream_flag's word
+  CUdeviceptr flag_device_ = 0;
+  uint32_t flag_ticket_ = 0;
   std::vector<CUmodule> modules_;
   std::vector<CUfunction> functions_;
   std::vector<std::unique_ptr<Graph>> graphs_;
