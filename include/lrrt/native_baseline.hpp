@@ -76,10 +76,10 @@ class Baseline {
   // when the API has none (host).
   virtual bool synchronize_blocking() { return false; }
   // Waits by a word the stream itself writes into pinned host memory behind
-  // the work (cuda: cuStreamWriteValue32, with or without its memory barrier),
-  // spinning on it: what a completion flag can gain over synchronize(), before
-  // lrrt adopts one. Returns false when the API has no such write.
-  virtual bool synchronize_by_stream_flag(bool /*memory_barrier*/) { return false; }
+  // the work (cuda: cuStreamWriteValue32), spinning on it: what a completion
+  // flag can gain over synchronize(). Returns false when the API has no such
+  // write.
+  virtual bool synchronize_by_stream_flag() { return false; }
 
   // async = false: the API's blocking copy (what a user calls for pageable
   // memory); async = true: the asynchronous copy on the baseline's stream

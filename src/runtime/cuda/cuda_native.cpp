@@ -88,7 +88,11 @@ class CudaNativeBaseline final : public native::Baseline {
     return true;
   }
 
-  bool synchronize_by_stream_flag(bool memory_barrier) override {
+  // With the write's default barrier: the v2 memops API (CUDA 12+) refuses
+  // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER (CUDA_ERROR_INVALID_VALUE), and
+  // the v1 API that took it is off unless the driver module enables it
+  // (CAN_USE_STREAM_MEM_OPS_V1 = 0 on the H100, driver 580).
+  bool synchronize_by_stream_flag() override {
     const CudaSymbols& s = cu();
     if (!s.cuStreamWriteValue32 || !s.cuMemHostGetDevicePointer) return false;
     if (!flag_) {
@@ -100,9 +104,7 @@ class CudaNativeBaseline final : public native::Baseline {
     }
     const uint32_t ticket = ++flag_ticket_;
     LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME,
-                    cuStreamWriteValue32(stream_, flag_device_, ticket,
-                                         memory_barrier ? CU_STREAM_WRITE_VALUE_DEFAULT
-                                                        : CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+                    cuStreamWriteValue32(stream_, flag_device_, ticket, CU_STREAM_WRITE_VALUE_DEFAULT));
     // A stream that faults never writes: after a second, its error is the stream's.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (static_cast<int32_t>(__atomic_load_n(flag_.get(), __ATOMIC_ACQUIRE) - ticket) < 0)

@@ -217,21 +217,19 @@ void launch_overhead(Context& c) {
         }));
 
   // What a completion word the stream writes can gain over the API's own
-  // wait (issue 22 part 4), natively, with and without the write's barrier.
-  for (const bool barrier : {true, false}) {
-    if (!c.native) break;
-    const std::string wait = barrier ? "stream-flag" : "stream-flag-no-barrier";
+  // wait (issue 22 part 4), natively.
+  if (c.native) {
     nlaunch();
-    if (!c.native->synchronize_by_stream_flag(barrier)) break;
-    c.add("round-trip", "native", {{"wait", wait}}, 0, 0,
-          c.native_api + ", waiting by a stream-written word (" +
-              (barrier ? "cuStreamWriteValue32" : "cuStreamWriteValue32 NO_MEMORY_BARRIER") + ")",
-          sample(so, [&] {
-            double t0 = now_ns();
-            nlaunch();
-            c.native->synchronize_by_stream_flag(barrier);
-            return now_ns() - t0;
-          }));
+    if (c.native->synchronize_by_stream_flag())
+      c.add("round-trip", "native", {{"wait", "stream-flag"}}, 0, 0,
+            c.native_api + ", waiting by a stream-written word (cuStreamWriteValue32)", sample(so, [&] {
+              double t0 = now_ns();
+              nlaunch();
+              c.native->synchronize_by_stream_flag();
+              return now_ns() - t0;
+            }));
+    else
+      c.native->synchronize();
   }
 
   c.progress(B + " " + c.backend + " idle-synchronize");
@@ -265,12 +263,9 @@ void launch_overhead(Context& c) {
             "native blocking wait");
   c.summary("empty-dispatch-round-trip-no-spin", empty + "launch + synchronize without lrrt's spin", rt_lb, "ns",
           rt_l, "with the spin", "lr_set_wait_spin_us(0)");
-  for (const char* wait : {"stream-flag", "stream-flag-no-barrier"}) {
-    const double flag = c.median("round-trip", "native", {{"wait", wait}});
-    if (!std::isnan(flag))
-      c.summary(std::string("native-round-trip-") + wait, empty + "native launch + wait by a stream-written word", flag,
-                "ns", rt_n, "native synchronize");
-  }
+  if (const double flag = c.median("round-trip", "native", {{"wait", "stream-flag"}}); !std::isnan(flag))
+    c.summary("native-round-trip-stream-flag", empty + "native launch + wait by a stream-written word", flag, "ns",
+              rt_n, "native synchronize");
   c.summary("empty-dispatch-throughput", empty + "per launch at throughput", tp_l, "ns", tp_n, "native");
   c.summary("empty-dispatch-enqueue", empty + "enqueue per launch", eq_l, "ns", eq_n, "native");
 }
