@@ -152,6 +152,45 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuStreamCreate(&copy_stream_, CU_STREAM_NON_BLOCKING));
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME,
                   cuEventCreate(&copy_stream_done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
+
+  // The completion words of LRRT_CUDA_SYNC=flag, pinned now, while nothing
+  // runs here. Without them (no stream memory operations, or no pinned
+  // memory) every queue polls its stream. A bad setting is the first
+  // queue's error (cuda_queue.cpp), not the device's.
+  const char* sync = std::getenv("LRRT_CUDA_SYNC");
+  if (sync && std::string_view(sync) == "flag" && s.cuStreamWriteValue32 && s.cuMemHostGetDevicePointer) {
+    constexpr size_t kWords = 256, kStride = 64;  // a cache line each: no false sharing between spinners
+    void* page = nullptr;
+    if (s.cuMemHostAlloc(&page, kWords * kStride, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) ==
+        CUDA_SUCCESS) {
+      sync_words_page_.reset(static_cast<std::byte*>(page));
+      CUdeviceptr mapped = 0;
+      if (s.cuMemHostGetDevicePointer(&mapped, page, 0) == CUDA_SUCCESS) {
+        free_sync_words_.reserve(kWords);
+        for (size_t i = kWords; i-- > 0;) {
+          auto* word = reinterpret_cast<uint32_t*>(sync_words_page_.get() + i * kStride);
+          *word = 0;
+          free_sync_words_.push_back({word, mapped + i * kStride, 0});
+        }
+      } else {
+        sync_words_page_.reset();
+      }
+    }
+  }
+}
+
+CudaDevice::SyncWord CudaDevice::acquire_sync_word() {
+  std::lock_guard lock(sync_words_mutex_);
+  if (free_sync_words_.empty()) return {};
+  SyncWord word = free_sync_words_.back();
+  free_sync_words_.pop_back();
+  return word;
+}
+
+void CudaDevice::release_sync_word(const SyncWord& word) {
+  if (!word.host) return;
+  std::lock_guard lock(sync_words_mutex_);
+  free_sync_words_.push_back(word);
 }
 
 CudaDevice::~CudaDevice() {
@@ -160,6 +199,7 @@ CudaDevice::~CudaDevice() {
   make_current();
   if (copy_stream_done_) s.cuEventDestroy(copy_stream_done_);
   if (copy_stream_) s.cuStreamDestroy(copy_stream_);
+  sync_words_page_.reset();
   if (context_) s.cuDevicePrimaryCtxRelease(device_);
 }
 

@@ -5,9 +5,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend.hpp"
 #include "cuda_status.hpp"
@@ -70,6 +73,23 @@ class CudaDevice final : public Device {
   template <typename Kernels>
   void synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels);
 
+  // LRRT_CUDA_SYNC=flag: a queue's completion word (cuda_queue.hpp), a cache
+  // line of host memory pinned when the device opened. Pinning later
+  // (cuMemHostAlloc, cuMemFreeHost) waits for the whole device: a queue made
+  // or destroyed while a kernel waits on the host would hang, and did
+  // (cts threads, H100). `host` is null when the mode is off or every word is
+  // taken: that queue polls its stream instead.
+  struct SyncWord {
+    uint32_t* host = nullptr;
+    CUdeviceptr device = 0;
+    // The last ticket any owner wrote: the next owner's tickets go on from
+    // it, so a late write of an earlier owner never completes a new wait.
+    uint32_t last_ticket = 0;
+  };
+  SyncWord acquire_sync_word();
+  // Back to the pool, with the owner's last ticket in `last_ticket`.
+  void release_sync_word(const SyncWord& word);
+
  protected:
   void* do_allocate_host(size_t size) override;
   void do_free_host(void* ptr) override;
@@ -85,6 +105,13 @@ class CudaDevice final : public Device {
   DeviceProperties properties_;
   CUstream copy_stream_ = nullptr;  // copy_sync's copies, all directions
   CUevent copy_stream_done_ = nullptr;
+
+  struct FreePinned {
+    void operator()(std::byte* p) const { cu().cuMemFreeHost(p); }
+  };
+  std::unique_ptr<std::byte, FreePinned> sync_words_page_;  // LRRT_CUDA_SYNC=flag only
+  std::mutex sync_words_mutex_;
+  std::vector<SyncWord> free_sync_words_;  // under sync_words_mutex_
 
   std::atomic<const std::string*> last_kernel_{nullptr};
   std::mutex fault_mutex_;

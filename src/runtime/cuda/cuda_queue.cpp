@@ -66,19 +66,9 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
     cu().cuStreamDestroy(stream_);
     throw_cu_error(r, LR_ERROR_RUNTIME, "cuEventCreate", __FILE__, __LINE__);
   }
-  // The flag is an optimisation: without the driver's stream memory
-  // operations, or the pinned word, synchronize() polls the stream.
-  if (by_flag && cu().cuStreamWriteValue32 && cu().cuMemHostGetDevicePointer) {
-    void* word = nullptr;
-    if (cu().cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
-      if (cu().cuMemHostGetDevicePointer(&sync_flag_device_, word, 0) == CUDA_SUCCESS) {
-        sync_flag_ = static_cast<uint32_t*>(word);
-        *sync_flag_ = 0;
-      } else {
-        cu().cuMemFreeHost(word);
-      }
-    }
-  }
+  // The flag is an optimisation: without a word from the device's pinned
+  // pool (cuda_device.hpp), synchronize() polls the stream.
+  if (by_flag) sync_word_ = device_.acquire_sync_word();
 }
 
 CUresult CompletionMarker::record_locked() {
@@ -123,7 +113,7 @@ CudaQueue::~CudaQueue() {
   // it); the core has waited already. Errors here have nowhere to go.
   if (done_) cu().cuEventDestroy(done_);
   cu().cuStreamDestroy(stream_);
-  if (sync_flag_) cu().cuMemFreeHost(sync_flag_);
+  device_.release_sync_word(sync_word_);
 }
 
 void CudaQueue::wait_events(EventList wait_for) {
@@ -274,16 +264,16 @@ void CudaQueue::record(Event& event) {
 
 void CudaQueue::synchronize() {
   device_.make_current();
-  if (sync_flag_) {
+  if (sync_word_.host) {
     uint32_t ticket = 0;
     CUresult r;
     {
       auto submission = begin_submission();
-      ticket = ++sync_ticket_;
-      r = cu().cuStreamWriteValue32(stream_, sync_flag_device_, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
+      ticket = ++sync_word_.last_ticket;
+      r = cu().cuStreamWriteValue32(stream_, sync_word_.device, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
     }
     if (r == CUDA_SUCCESS) {
-      FlagWait target(sync_flag_, ticket, stream_, done_, [this] {
+      FlagWait target(sync_word_.host, ticket, stream_, done_, [this] {
         const std::string names = recent_kernels();
         return fmt::format("a queue on {}{}", device_.description(), names.empty() ? "" : ", running kernel " + names);
       });

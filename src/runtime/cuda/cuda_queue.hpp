@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "cuda_device.hpp"
 
 namespace lrrt::rt::cuda {
 
@@ -85,11 +86,10 @@ class CudaQueue final : public Queue {
   CUstream stream_ = nullptr;
   CUevent done_ = nullptr;  // blocking-sync: synchronize() sleeps on it after the spin
   // LRRT_CUDA_SYNC=flag: synchronize() has the stream write a ticket into
-  // this pinned word (cuStreamWriteValue32) and spins on the word, not on
-  // cuStreamQuery; past the spin it sleeps on done_ as before. Null: off.
-  uint32_t* sync_flag_ = nullptr;
-  CUdeviceptr sync_flag_device_ = 0;
-  uint32_t sync_ticket_ = 0;  // under submit_mutex_
+  // this pinned word of the device's (cuStreamWriteValue32) and spins on the
+  // word, not on cuStreamQuery; past the spin it sleeps on done_ as before.
+  // host null: off. last_ticket under submit_mutex_.
+  CudaDevice::SyncWord sync_word_;
   static constexpr size_t kRecent = 8;
   std::array<std::atomic<const std::string*>, kRecent> recent_{};
   std::atomic<uint64_t> launches_since_sync_{0};
