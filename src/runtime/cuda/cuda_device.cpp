@@ -177,6 +177,14 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
       }
     }
   }
+  // `lrrt info` says which wait took effect.
+  const bool by_word = !free_sync_words_.empty();
+  x.emplace_back("queue wait", by_word ? fmt::format("a word the stream writes (LRRT_CUDA_SYNC=flag; {} words pinned)",
+                                                     free_sync_words_.size())
+                 : sync && std::string_view(sync) == "flag"
+                     ? std::string("cuStreamQuery (LRRT_CUDA_SYNC=flag unavailable: no stream memory operations or "
+                                   "pinned page)")
+                     : std::string("cuStreamQuery (LRRT_CUDA_SYNC=query)"));
 }
 
 CudaDevice::SyncWord CudaDevice::acquire_sync_word() {
