@@ -187,8 +187,8 @@ TEST_CASE("cuda graph lowering: kernel nodes carry the launch shape and the pack
 }
 #endif
 
-// LRRT_CUDA_SYNC's values (issue 22, part 4): read by every cuda queue before
-// it makes anything, so a typo fails the first queue, never silently polls.
+// LRRT_CUDA_SYNC's values (issue 22, part 4): read when a cuda device opens,
+// before it makes anything, so a typo fails lr_device_open, never silently polls.
 #if defined(LRRT_HAVE_CUDA)
 #include "cuda/cuda_queue.hpp"
 #include "error.hpp"

@@ -33,6 +33,8 @@ std::string bytes_text(uint64_t bytes) {
 }  // namespace
 
 CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), device_(device) {
+  // First: a bad LRRT_CUDA_SYNC throws before anything is made.
+  const bool sync_by_word = sync_by_flag(std::getenv("LRRT_CUDA_SYNC"));
   const CudaSymbols& s = cu();
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDevicePrimaryCtxRetain(&context_, device_));
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuCtxSetCurrent(context_));
@@ -155,10 +157,8 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
 
   // The completion words of LRRT_CUDA_SYNC=flag, pinned now, while nothing
   // runs here. Without them (no stream memory operations, or no pinned
-  // memory) every queue polls its stream. A bad setting is the first
-  // queue's error (cuda_queue.cpp), not the device's.
-  const char* sync = std::getenv("LRRT_CUDA_SYNC");
-  if (sync && std::string_view(sync) == "flag" && s.cuStreamWriteValue32 && s.cuMemHostGetDevicePointer) {
+  // memory) every queue polls its stream.
+  if (sync_by_word && s.cuStreamWriteValue32 && s.cuMemHostGetDevicePointer) {
     constexpr size_t kWords = 256, kStride = 64;  // a cache line each: no false sharing between spinners
     void* page = nullptr;
     if (s.cuMemHostAlloc(&page, kWords * kStride, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) ==
@@ -178,13 +178,14 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
     }
   }
   // `lrrt info` says which wait took effect.
-  const bool by_word = !free_sync_words_.empty();
-  x.emplace_back("queue wait", by_word ? fmt::format("a word the stream writes (LRRT_CUDA_SYNC=flag; {} words pinned)",
-                                                     free_sync_words_.size())
-                 : sync && std::string_view(sync) == "flag"
-                     ? std::string("cuStreamQuery (LRRT_CUDA_SYNC=flag unavailable: no stream memory operations or "
-                                   "pinned page)")
-                     : std::string("cuStreamQuery (LRRT_CUDA_SYNC=query)"));
+  if (!free_sync_words_.empty())
+    x.emplace_back("queue wait", fmt::format("a word the stream writes (LRRT_CUDA_SYNC=flag; {} words pinned)",
+                                             free_sync_words_.size()));
+  else if (sync_by_word)
+    x.emplace_back("queue wait",
+                   "cuStreamQuery (LRRT_CUDA_SYNC=flag unavailable: no stream memory operations or pinned page)");
+  else
+    x.emplace_back("queue wait", "cuStreamQuery (LRRT_CUDA_SYNC=query)");
 }
 
 CudaDevice::SyncWord CudaDevice::acquire_sync_word() {

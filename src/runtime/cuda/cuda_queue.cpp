@@ -58,8 +58,6 @@ bool sync_by_flag(const char* setting) {
 }
 
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
-  // First: a bad setting throws before anything is made.
-  const bool by_flag = sync_by_flag(std::getenv("LRRT_CUDA_SYNC"));
   device_.make_current();
   LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   if (CUresult r = cu().cuEventCreate(&done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
@@ -67,8 +65,9 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
     throw_cu_error(r, LR_ERROR_RUNTIME, "cuEventCreate", __FILE__, __LINE__);
   }
   // The flag is an optimisation: without a word from the device's pinned
-  // pool (cuda_device.hpp), synchronize() polls the stream.
-  if (by_flag) sync_word_ = device_.acquire_sync_word();
+  // pool (none unless LRRT_CUDA_SYNC=flag; cuda_device.hpp), synchronize()
+  // polls the stream.
+  sync_word_ = device_.acquire_sync_word();
 }
 
 CUresult CompletionMarker::record_locked() {

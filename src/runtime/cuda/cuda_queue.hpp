@@ -24,8 +24,8 @@ class CudaQueue;
 // Unset, empty or "query" (false): it polls cuStreamQuery; "flag" (true): the
 // stream writes a ticket into pinned host memory and the host spins on that
 // word (no driver call per poll). Both sleep on a blocking-sync event past
-// the spin. Anything else throws LR_ERROR_INVALID_ARGUMENT naming the
-// variable and the value.
+// the spin. Read once, when a device opens (cuda_device.cpp). Anything else
+// throws LR_ERROR_INVALID_ARGUMENT naming the variable and the value.
 bool sync_by_flag(const char* setting);
 
 // A graph replay's completion, recorded lazily (cuda_graph.cpp): a replay
