@@ -80,6 +80,15 @@ class Baseline {
   // flag can gain over synchronize(). Returns false when the API has no such
   // write.
   virtual bool synchronize_by_stream_flag() { return false; }
+  // Launches so that the launch itself writes that word behind the kernel
+  // (cuda: one replay of a two-node graph, the kernel then the write, both
+  // re-pointed per launch), then spins on it: what LRRT_CUDA_SYNC=launch
+  // does, in raw driver calls. Returns false when the API cannot.
+  virtual bool launch_and_wait_by_graph_ticket(int kernel, lr_dim3_t grid, lr_dim3_t block,
+                                               std::span<const std::byte> args) {
+    (void)kernel, (void)grid, (void)block, (void)args;
+    return false;
+  }
 
   // async = false: the API's blocking copy (what a user calls for pageable
   // memory); async = true: the asynchronous copy on the baseline's stream

@@ -193,22 +193,25 @@ TEST_CASE("cuda graph lowering: kernel nodes carry the launch shape and the pack
 #include "cuda/cuda_queue.hpp"
 #include "error.hpp"
 
-TEST_CASE("cuda: LRRT_CUDA_SYNC takes query (the default) or flag, and names anything else") {
-  CHECK_FALSE(lrrt::rt::cuda::sync_by_flag(nullptr));
-  CHECK_FALSE(lrrt::rt::cuda::sync_by_flag(""));
-  CHECK_FALSE(lrrt::rt::cuda::sync_by_flag("query"));
-  CHECK(lrrt::rt::cuda::sync_by_flag("flag"));
-  for (const char* bad : {"Flag", "flags", "query ", "spin", "1"}) {
+TEST_CASE("cuda: LRRT_CUDA_SYNC takes query (the default), flag or launch, and names anything else") {
+  using lrrt::rt::cuda::SyncMode;
+  using lrrt::rt::cuda::sync_mode;
+  CHECK(sync_mode(nullptr) == SyncMode::Query);
+  CHECK(sync_mode("") == SyncMode::Query);
+  CHECK(sync_mode("query") == SyncMode::Query);
+  CHECK(sync_mode("flag") == SyncMode::Flag);
+  CHECK(sync_mode("launch") == SyncMode::Launch);
+  for (const char* bad : {"Flag", "flags", "query ", "spin", "1", "Launch", "launches"}) {
     CAPTURE(bad);
     try {
-      lrrt::rt::cuda::sync_by_flag(bad);
+      sync_mode(bad);
       FAIL("accepted");
     } catch (const lrrt::Error& e) {
       CHECK(e.status() == LR_ERROR_INVALID_ARGUMENT);
       const std::string message = e.what();
       CHECK(message.find("LRRT_CUDA_SYNC") != std::string::npos);
       CHECK(message.find(std::string("'") + bad + "'") != std::string::npos);
-      CHECK(message.find("query or flag") != std::string::npos);
+      CHECK(message.find("query, flag or launch") != std::string::npos);
     }
   }
 }

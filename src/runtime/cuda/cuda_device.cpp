@@ -8,6 +8,7 @@
 #include "cuda_executable.hpp"
 #include "cuda_graph.hpp"
 #include "cuda_queue.hpp"
+#include "cuda_ticketed_launch.hpp"
 
 namespace lrrt::rt::cuda {
 namespace {
@@ -32,9 +33,17 @@ std::string bytes_text(uint64_t bytes) {
 
 }  // namespace
 
+SyncMode sync_mode(const char* setting) {
+  const std::string_view s = setting ? setting : "";
+  if (s.empty() || s == "query") return SyncMode::Query;
+  if (s == "flag") return SyncMode::Flag;
+  if (s == "launch") return SyncMode::Launch;
+  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_CUDA_SYNC='{}': expected query, flag or launch", s);
+}
+
 CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), device_(device) {
   // First: a bad LRRT_CUDA_SYNC throws before anything is made.
-  const bool sync_by_word = sync_by_flag(std::getenv("LRRT_CUDA_SYNC"));
+  const SyncMode asked_sync = cuda::sync_mode(std::getenv("LRRT_CUDA_SYNC"));
   const CudaSymbols& s = cu();
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDevicePrimaryCtxRetain(&context_, device_));
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuCtxSetCurrent(context_));
@@ -155,10 +164,10 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME,
                   cuEventCreate(&copy_stream_done_, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
 
-  // The completion words of LRRT_CUDA_SYNC=flag, pinned now, while nothing
-  // runs here. Without them (no stream memory operations, or no pinned
-  // memory) every queue polls its stream.
-  if (sync_by_word && s.cuStreamWriteValue32 && s.cuMemHostGetDevicePointer) {
+  // The completion words of LRRT_CUDA_SYNC=flag or launch, pinned now, while
+  // nothing runs here. Without them (no stream memory operations, or no
+  // pinned memory) every queue polls its stream.
+  if (asked_sync != SyncMode::Query && s.cuStreamWriteValue32 && s.cuMemHostGetDevicePointer) {
     constexpr size_t kWords = 256, kStride = 64;  // a cache line each: no false sharing between spinners
     void* page = nullptr;
     if (s.cuMemHostAlloc(&page, kWords * kStride, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) ==
@@ -178,14 +187,28 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
     }
   }
   // `lrrt info` says which wait took effect.
-  if (!free_sync_words_.empty())
-    x.emplace_back("queue wait", fmt::format("a word the stream writes (LRRT_CUDA_SYNC=flag; {} words pinned)",
+  const char* asked = asked_sync == SyncMode::Launch ? "launch" : "flag";
+  if (free_sync_words_.empty()) {
+    sync_mode_ = SyncMode::Query;
+    x.emplace_back("queue wait", asked_sync == SyncMode::Query
+                                     ? std::string("cuStreamQuery (LRRT_CUDA_SYNC=query)")
+                                     : fmt::format("cuStreamQuery (LRRT_CUDA_SYNC={} unavailable: no stream memory "
+                                                   "operations or pinned page)",
+                                                   asked));
+  } else if (asked_sync == SyncMode::Launch && TicketedLaunch::supported()) {
+    sync_mode_ = SyncMode::Launch;
+    x.emplace_back("queue wait", fmt::format("a word each launch writes, a kernel and its ticket as one graph "
+                                             "replay (LRRT_CUDA_SYNC=launch; {} words pinned)",
                                              free_sync_words_.size()));
-  else if (sync_by_word)
+  } else {
+    sync_mode_ = SyncMode::Flag;
     x.emplace_back("queue wait",
-                   "cuStreamQuery (LRRT_CUDA_SYNC=flag unavailable: no stream memory operations or pinned page)");
-  else
-    x.emplace_back("queue wait", "cuStreamQuery (LRRT_CUDA_SYNC=query)");
+                   fmt::format("a word the stream writes (LRRT_CUDA_SYNC={}; {} words pinned{})", asked,
+                               free_sync_words_.size(),
+                               asked_sync == SyncMode::Launch ? "; launch unavailable: no batch memory-operation "
+                                                                "graph node, synchronize writes the word"
+                                                              : ""));
+  }
 }
 
 CudaDevice::SyncWord CudaDevice::acquire_sync_word() {

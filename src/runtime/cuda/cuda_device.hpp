@@ -18,6 +18,20 @@
 
 namespace lrrt::rt::cuda {
 
+// LRRT_CUDA_SYNC: how a queue's synchronize() notices the end of its work.
+// Both modes with a word sleep on a blocking-sync event past the spin.
+enum class SyncMode {
+  Query,  // unset, empty or "query": poll cuStreamQuery
+  Flag,   // "flag": synchronize() has the stream write a ticket into pinned
+          // host memory and spins on that word (no driver call per poll)
+  Launch  // "launch": as flag, and each plain launch writes its own ticket
+          // (cuda_ticketed_launch.hpp): a synchronize right after a launch
+          // submits nothing
+};
+// Read once, when a device opens. Anything else throws
+// LR_ERROR_INVALID_ARGUMENT naming the variable and the value.
+SyncMode sync_mode(const char* setting);
+
 class CudaDevice final : public Device {
  public:
   CudaDevice(uint32_t ordinal, CUdevice device);
@@ -73,7 +87,10 @@ class CudaDevice final : public Device {
   template <typename Kernels>
   void synchronize_stream(CUstream stream, CUevent done, std::string_view what, Kernels&& kernels);
 
-  // LRRT_CUDA_SYNC=flag: a queue's completion word (cuda_queue.hpp), a cache
+  // The LRRT_CUDA_SYNC in effect: Query when the words could not be pinned,
+  // Flag when launches cannot carry their ticket (no batch-memop graph node).
+  SyncMode sync_mode() const { return sync_mode_; }
+  // LRRT_CUDA_SYNC=flag or launch: a queue's completion word (cuda_queue.hpp), a cache
   // line of host memory pinned when the device opened. Pinning later
   // (cuMemHostAlloc, cuMemFreeHost) waits for the whole device: a queue made
   // or destroyed while a kernel waits on the host would hang, and did
@@ -101,6 +118,7 @@ class CudaDevice final : public Device {
   CUcontext context_ = nullptr;
   uint32_t sm_ = 0;
   bool pdl_ = false;
+  SyncMode sync_mode_ = SyncMode::Query;
   std::string description_;
   DeviceProperties properties_;
   CUstream copy_stream_ = nullptr;  // copy_sync's copies, all directions
@@ -109,7 +127,7 @@ class CudaDevice final : public Device {
   struct FreePinned {
     void operator()(std::byte* p) const { cu().cuMemFreeHost(p); }
   };
-  std::unique_ptr<std::byte, FreePinned> sync_words_page_;  // LRRT_CUDA_SYNC=flag only
+  std::unique_ptr<std::byte, FreePinned> sync_words_page_;  // LRRT_CUDA_SYNC=flag or launch only
   std::mutex sync_words_mutex_;
   std::vector<SyncWord> free_sync_words_;  // under sync_words_mutex_
 

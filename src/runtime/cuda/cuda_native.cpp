@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda_device.hpp"
+#include "cuda_ticketed_launch.hpp"
 #include "lrrt/native_baseline.hpp"
 
 namespace lrrt::rt::cuda {
@@ -43,6 +44,7 @@ class CudaNativeBaseline final : public native::Baseline {
       s.cuStreamSynchronize(stream_);
       s.cuStreamDestroy(stream_);
     }
+    ticketed_.reset();  // before the modules its kernel node may name
     for (CUstream lane : lanes_) s.cuStreamDestroy(lane);
     for (CUevent e : capture_events_) s.cuEventDestroy(e);
     if (blocking_) s.cuEventDestroy(blocking_);
@@ -95,16 +97,46 @@ class CudaNativeBaseline final : public native::Baseline {
   bool synchronize_by_stream_flag() override {
     const CudaSymbols& s = cu();
     if (!s.cuStreamWriteValue32 || !s.cuMemHostGetDevicePointer) return false;
-    if (!flag_) {
-      void* word = nullptr;
-      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
-      flag_.reset(static_cast<uint32_t*>(word));
-      *flag_ = 0;
-      LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemHostGetDevicePointer(&flag_device_, word, 0));
-    }
+    make_flag();
     const uint32_t ticket = ++flag_ticket_;
     LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME,
                     cuStreamWriteValue32(stream_, flag_device_, ticket, CU_STREAM_WRITE_VALUE_DEFAULT));
+    spin_on_flag(ticket);
+    return true;
+  }
+
+  // The same word, written by the launch itself: a two-node graph (the
+  // kernel, then the write), both nodes re-pointed per launch.
+  bool launch_and_wait_by_graph_ticket(int kernel, lr_dim3_t grid, lr_dim3_t block,
+                                       std::span<const std::byte> args) override {
+    if (!cu().cuMemHostGetDevicePointer || !TicketedLaunch::supported()) return false;
+    make_flag();
+    if (!ticketed_) ticketed_ = std::make_unique<TicketedLaunch>();
+    size_t size = args.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &size, CU_LAUNCH_PARAM_END};
+    const LaunchConfig config{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, 0};
+    const uint32_t ticket = flag_ticket_ + 1;
+    const char* call = nullptr;
+    if (CUresult r = ticketed_->launch(device_.context(), stream_, functions_.at(static_cast<size_t>(kernel)), config,
+                                       size ? extra : nullptr, flag_device_, ticket, &call);
+        r != CUDA_SUCCESS)
+      throw_cu_error(r, LR_ERROR_RUNTIME, call, __FILE__, __LINE__);
+    flag_ticket_ = ticket;
+    spin_on_flag(ticket);
+    return true;
+  }
+
+  void make_flag() {
+    if (flag_) return;
+    const CudaSymbols& s = cu();
+    void* word = nullptr;
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+    flag_.reset(static_cast<uint32_t*>(word));
+    *flag_ = 0;
+    LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuMemHostGetDevicePointer(&flag_device_, word, 0));
+  }
+  void spin_on_flag(uint32_t ticket) {
     // A stream that faults never writes: after a second, its error is the stream's.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (static_cast<int32_t>(__atomic_load_n(flag_.get(), __ATOMIC_ACQUIRE) - ticket) < 0)
@@ -112,7 +144,6 @@ class CudaNativeBaseline final : public native::Baseline {
         synchronize();
         break;
       }
-    return true;
   }
 
   bool copy(void* dst, const void* src, size_t size, lr_memcpy_kind_t kind, bool async) override {
@@ -365,9 +396,10 @@ class CudaNativeBaseline final : public native::Baseline {
   struct FreeHost {
     void operator()(uint32_t* p) const { cu().cuMemFreeHost(p); }
   };
-  std::unique_ptr<uint32_t, FreeHost> flag_;  // synchronize_by_stream_flag's word
+  std::unique_ptr<uint32_t, FreeHost> flag_;  // the stream-written completion word
   CUdeviceptr flag_device_ = 0;
   uint32_t flag_ticket_ = 0;
+  std::unique_ptr<TicketedLaunch> ticketed_;  // launch_and_wait_by_graph_ticket's graph
   std::vector<CUmodule> modules_;
   std::vector<CUfunction> functions_;
   std::vector<std::unique_ptr<Graph>> graphs_;

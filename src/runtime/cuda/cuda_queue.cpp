@@ -51,12 +51,6 @@ class FlagWait final : public Waitable {
 
 }  // namespace
 
-bool sync_by_flag(const char* setting) {
-  if (!setting || !*setting || std::string_view(setting) == "query") return false;
-  if (std::string_view(setting) == "flag") return true;
-  LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_CUDA_SYNC='{}': expected query or flag", setting);
-}
-
 CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   device_.make_current();
   LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
@@ -65,9 +59,10 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
     throw_cu_error(r, LR_ERROR_RUNTIME, "cuEventCreate", __FILE__, __LINE__);
   }
   // The flag is an optimisation: without a word from the device's pinned
-  // pool (none unless LRRT_CUDA_SYNC=flag; cuda_device.hpp), synchronize()
-  // polls the stream.
+  // pool (none unless LRRT_CUDA_SYNC=flag or launch; cuda_device.hpp),
+  // synchronize() polls the stream.
   sync_word_ = device_.acquire_sync_word();
+  if (sync_word_.host && device_.sync_mode() == SyncMode::Launch) ticketed_ = std::make_unique<TicketedLaunch>();
 }
 
 CUresult CompletionMarker::record_locked() {
@@ -79,6 +74,12 @@ CUresult CompletionMarker::record_locked() {
 
 std::unique_lock<std::mutex> CudaQueue::begin_submission(const CompletionMarker* keep) {
   std::unique_lock lock(submit_mutex_);
+  record_pending_marker(keep);
+  ticket_is_last_ = false;
+  return lock;
+}
+
+void CudaQueue::record_pending_marker(const CompletionMarker* keep) {
   if (pending_ && pending_.get() != keep) {
     std::shared_ptr<CompletionMarker> marker = std::move(pending_);
     std::lock_guard m(marker->mutex);
@@ -88,7 +89,6 @@ std::unique_lock<std::mutex> CudaQueue::begin_submission(const CompletionMarker*
         device_.fail(r, "cuEventRecord (a graph replay's completion)", recent_kernels(), __FILE__, __LINE__);
     }
   }
-  return lock;
 }
 
 void CudaQueue::defer_marker(const std::shared_ptr<CompletionMarker>& marker) {
@@ -110,6 +110,7 @@ CudaQueue::~CudaQueue() {
   }
   // Destroying a stream with work in flight is allowed (the driver finishes
   // it); the core has waited already. Errors here have nowhere to go.
+  ticketed_.reset();
   if (done_) cu().cuEventDestroy(done_);
   cu().cuStreamDestroy(stream_);
   device_.release_sync_word(sync_word_);
@@ -178,7 +179,9 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
   CudaEvent* sig = begin_operation(wait_for, signal);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-  CUresult r;
+  CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+  const char* call = "cuLaunchKernel";
+  bool launched = false;  // r is the launch's result
   if (s.cuLaunchKernelEx && device_.programmatic_launch() &&
       (k.flags.load(std::memory_order_relaxed) & LR_KERNEL_WAITS_FOR_PRODUCER)) {
     // The kernel waits for its producer itself: it may start while the
@@ -198,13 +201,32 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
     lc.attrs = &attr;
     lc.numAttrs = 1;
     r = s.cuLaunchKernelEx(&lc, k.function(), nullptr, size ? extra : nullptr);
-  } else {
+    call = "cuLaunchKernelEx";
+    launched = true;
+  } else if (ticketed_ && !sig) {
+    // LRRT_CUDA_SYNC=launch: the kernel and its ticket in one replay. (A timed
+    // launch keeps cuLaunchKernel: its events bracket the kernel alone.) When
+    // the graph refuses, cuLaunchKernel below either launches the kernel or
+    // says in its usual words why it cannot.
+    r = ticketed_->launch(device_.context(), stream_, k.function(), config, size ? extra : nullptr,
+                          sync_word_.device, sync_word_.last_ticket + 1, &call);
+    if (r == CUDA_SUCCESS) {
+      ++sync_word_.last_ticket;
+      ticket_is_last_ = true;
+    }
+    launched = r == CUDA_SUCCESS || cu_is_sticky_fault(r);
+  }
+  if (!launched) {
+    call = "cuLaunchKernel";
     r = s.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x,
                          config.block.y, config.block.z, config.dynamic_shared_bytes, stream_, nullptr,
                          size ? extra : nullptr);
+    // The graph could not be made though the launch is fine: this queue's
+    // launches stay plain (synchronize writes the word), not remade each time.
+    if (r == CUDA_SUCCESS && ticketed_ && !sig && !ticketed_->ready()) ticketed_.reset();
   }
   if (r != CUDA_SUCCESS) {
-    if (cu_is_sticky_fault(r)) device_.fail(r, "cuLaunchKernel", recent_kernels(), __FILE__, __LINE__);
+    if (cu_is_sticky_fault(r)) device_.fail(r, call, recent_kernels(), __FILE__, __LINE__);
     throw Error(cu_status(r, LR_ERROR_INVALID_ARGUMENT),
                 fmt::format("launching kernel '{}' (grid {}x{}x{}, block {}x{}x{}, {} bytes dynamic "
                             "shared memory, {} argument bytes) on {} failed: {} [at {}:{}]",
@@ -255,6 +277,10 @@ void CudaQueue::copy_peer(void* dst, CUcontext dst_context, const void* src, CUc
 }
 
 void CudaQueue::record(Event& event) {
+  // The record follows the last ticket. (Not begin_submission(): a replay
+  // that returns its completion event keeps its marker pending.)
+  std::lock_guard lock(submit_mutex_);
+  ticket_is_last_ = false;
   device_.make_current();
   CudaEvent& e = as_cuda(event);
   e.set_timed(false);
@@ -265,11 +291,17 @@ void CudaQueue::synchronize() {
   device_.make_current();
   if (sync_word_.host) {
     uint32_t ticket = 0;
-    CUresult r;
+    CUresult r = CUDA_SUCCESS;
     {
-      auto submission = begin_submission();
-      ticket = ++sync_word_.last_ticket;
-      r = cu().cuStreamWriteValue32(stream_, sync_word_.device, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
+      std::lock_guard lock(submit_mutex_);
+      if (ticket_is_last_) {
+        ticket = sync_word_.last_ticket;  // a ticketed launch's, or an earlier synchronize's
+      } else {
+        record_pending_marker(nullptr);
+        ticket = ++sync_word_.last_ticket;
+        r = cu().cuStreamWriteValue32(stream_, sync_word_.device, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
+        ticket_is_last_ = r == CUDA_SUCCESS;
+      }
     }
     if (r == CUDA_SUCCESS) {
       FlagWait target(sync_word_.host, ticket, stream_, done_, [this] {

@@ -13,20 +13,13 @@
 
 #include "backend.hpp"
 #include "cuda_device.hpp"
+#include "cuda_ticketed_launch.hpp"
 
 namespace lrrt::rt::cuda {
 
 class CudaDevice;
 class CudaEvent;
 class CudaQueue;
-
-// LRRT_CUDA_SYNC: how synchronize() notices the end of the stream's work.
-// Unset, empty or "query" (false): it polls cuStreamQuery; "flag" (true): the
-// stream writes a ticket into pinned host memory and the host spins on that
-// word (no driver call per poll). Both sleep on a blocking-sync event past
-// the spin. Read once, when a device opens (cuda_device.cpp). Anything else
-// throws LR_ERROR_INVALID_ARGUMENT naming the variable and the value.
-bool sync_by_flag(const char* setting);
 
 // A graph replay's completion, recorded lazily (cuda_graph.cpp): a replay
 // adds nothing to its stream but the cuGraphLaunch, as a native graph's
@@ -65,13 +58,16 @@ class CudaQueue final : public Queue {
   // Every submission to the stream holds this lock, taken by
   // begin_submission(), which first records a pending completion marker
   // (unless it is `keep`, the caller's own): so a marker is recorded before
-  // any later work on its stream.
+  // any later work on its stream. The caller submits: the stream's last
+  // ticket no longer covers its work.
   [[nodiscard]] std::unique_lock<std::mutex> begin_submission(const CompletionMarker* keep = nullptr);
   // After a replay was launched under begin_submission(): its marker is
   // pending on this queue.
   void defer_marker(const std::shared_ptr<CompletionMarker>& marker);
 
  private:
+  // Under submit_mutex_: records a pending marker other than `keep`.
+  void record_pending_marker(const CompletionMarker* keep);
   void wait_events(EventList wait_for);
   // Around each launch or copy: the dependencies, then (with a signal) the
   // event that times the operation; after it, the signal itself.
@@ -85,11 +81,19 @@ class CudaQueue final : public Queue {
   std::shared_ptr<CompletionMarker> pending_;  // under submit_mutex_
   CUstream stream_ = nullptr;
   CUevent done_ = nullptr;  // blocking-sync: synchronize() sleeps on it after the spin
-  // LRRT_CUDA_SYNC=flag: synchronize() has the stream write a ticket into
-  // this pinned word of the device's (cuStreamWriteValue32) and spins on the
-  // word, not on cuStreamQuery; past the spin it sleeps on done_ as before.
-  // host null: off. last_ticket under submit_mutex_.
+  // LRRT_CUDA_SYNC=flag or launch: synchronize() has the stream write a
+  // ticket into this pinned word of the device's (cuStreamWriteValue32)
+  // unless the last ticket already follows all the stream's work, and spins
+  // on the word, not on cuStreamQuery; past the spin it sleeps on done_ as
+  // before. host null: off. last_ticket under submit_mutex_.
   CudaDevice::SyncWord sync_word_;
+  // Under submit_mutex_: nothing was submitted after the write of
+  // sync_word_.last_ticket (a ticketed launch's or synchronize's).
+  bool ticket_is_last_ = false;
+  // LRRT_CUDA_SYNC=launch: a plain launch (no signal to time it, not
+  // programmatic) is a TicketedLaunch writing the next ticket. Under
+  // submit_mutex_; null in the other modes.
+  std::unique_ptr<TicketedLaunch> ticketed_;
   static constexpr size_t kRecent = 8;
   std::array<std::atomic<const std::string*>, kRecent> recent_{};
   std::atomic<uint64_t> launches_since_sync_{0};

@@ -105,6 +105,11 @@
 // Optional graph entry points, at the version of their prototype in cuda.h:
 // cuGraphAddDependencies with edge data (_v2, CUDA 12.3) for programmatic
 // edges between kernels that wait for their producer (LR_KERNEL_WAITS_FOR_
-// PRODUCER). Null on older drivers: those edges are full edges then.
-#define LRRT_CUDA_GRAPH_OPTIONAL_SYMBOLS(X) \
-  X(cuGraphAddDependencies, 12030)
+// PRODUCER). Null on older drivers: those edges are full edges then. The
+// batch memory-operation node (its prototype unchanged since CUDA 11.7) for
+// launches that write their own completion word (cuda_ticketed_launch.hpp);
+// without it LRRT_CUDA_SYNC=launch acts as flag.
+#define LRRT_CUDA_GRAPH_OPTIONAL_SYMBOLS(X)   \
+  X(cuGraphAddDependencies, 12030)            \
+  X(cuGraphAddBatchMemOpNode, 12000)          \
+  X(cuGraphExecBatchMemOpNodeSetParams, 12000)

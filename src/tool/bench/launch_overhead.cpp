@@ -230,6 +230,15 @@ void launch_overhead(Context& c) {
             }));
     else
       c.native->synchronize();
+    // The word written by the launch itself (LRRT_CUDA_SYNC=launch's way).
+    if (c.native->launch_and_wait_by_graph_ticket(nk, {1, 1, 1}, {64, 1, 1}, nargs))
+      c.add("round-trip", "native", {{"wait", "graph-ticket"}}, 0, 0,
+            c.native_api + " as one replay of a graph of the kernel and a write of its ticket, waiting by that word",
+            sample(so, [&] {
+              double t0 = now_ns();
+              c.native->launch_and_wait_by_graph_ticket(nk, {1, 1, 1}, {64, 1, 1}, nargs);
+              return now_ns() - t0;
+            }));
   }
 
   c.progress(B + " " + c.backend + " idle-synchronize");
@@ -266,6 +275,9 @@ void launch_overhead(Context& c) {
   if (const double flag = c.median("round-trip", "native", {{"wait", "stream-flag"}}); !std::isnan(flag))
     c.summary("native-round-trip-stream-flag", empty + "native launch + wait by a stream-written word", flag, "ns",
               rt_n, "native synchronize");
+  if (const double ticket = c.median("round-trip", "native", {{"wait", "graph-ticket"}}); !std::isnan(ticket))
+    c.summary("native-round-trip-graph-ticket", empty + "native launch that writes its own completion word + wait by it",
+              ticket, "ns", rt_n, "native synchronize");
   c.summary("empty-dispatch-throughput", empty + "per launch at throughput", tp_l, "ns", tp_n, "native");
   c.summary("empty-dispatch-enqueue", empty + "enqueue per launch", eq_l, "ns", eq_n, "native");
 }
