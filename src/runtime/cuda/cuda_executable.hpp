@@ -18,6 +18,26 @@ namespace lrrt::rt::cuda {
 
 class CudaDevice;
 
+// Packed argument bytes as the CU_LAUNCH_PARAM_* list that cuLaunchKernel,
+// cuLaunchKernelEx and kernel nodes take as `extra`: a manifest's layout
+// reaches the kernel unchanged. The driver copies the list and the bytes
+// during the call. Not copyable: the list points at its own size.
+class ArgumentBuffer {
+ public:
+  explicit ArgumentBuffer(std::span<const std::byte> bytes)
+      : size_(bytes.size()),
+        list_{CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(bytes.data()), CU_LAUNCH_PARAM_BUFFER_SIZE,
+              &size_, CU_LAUNCH_PARAM_END} {}
+  ArgumentBuffer(const ArgumentBuffer&) = delete;
+  ArgumentBuffer& operator=(const ArgumentBuffer&) = delete;
+  // Null for a kernel without argument bytes.
+  void** extra() { return size_ ? list_ : nullptr; }
+
+ private:
+  size_t size_;
+  void* list_[5];
+};
+
 class CudaKernel final : public Kernel {
  public:
   CudaKernel(CudaDevice& device, CUfunction function, KernelInfo info)

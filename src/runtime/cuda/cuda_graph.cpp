@@ -250,11 +250,8 @@ void CudaGraphExec::check(CUresult r, std::string_view call, const std::string& 
 
 template <typename F>
 CUresult CudaGraphExec::with_params(const KernelNode& k, F&& f) const {
-  size_t size = k.args.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(k.args.data()),
-                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-  // The driver copies the list and the bytes it points to during the call.
-  CUDA_KERNEL_NODE_PARAMS params = kernel_node_params(k.function, k.config, size ? extra : nullptr);
+  ArgumentBuffer arguments(k.args);
+  CUDA_KERNEL_NODE_PARAMS params = kernel_node_params(k.function, k.config, arguments.extra());
   std::vector<void*> pointers;
   if (knobs_.kernel_params && !k.param_offsets.empty()) {
     for (uint32_t off : k.param_offsets) pointers.push_back(const_cast<std::byte*>(k.args.data()) + off);

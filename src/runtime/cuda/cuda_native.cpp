@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda_device.hpp"
+#include "cuda_executable.hpp"
 #include "cuda_ticketed_launch.hpp"
 #include "lrrt/native_baseline.hpp"
 
@@ -112,14 +113,12 @@ class CudaNativeBaseline final : public native::Baseline {
     if (!cu().cuMemHostGetDevicePointer || !TicketedLaunch::supported()) return false;
     make_flag();
     if (!ticketed_) ticketed_ = std::make_unique<TicketedLaunch>();
-    size_t size = args.size();
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()), CU_LAUNCH_PARAM_BUFFER_SIZE,
-                     &size, CU_LAUNCH_PARAM_END};
+    ArgumentBuffer arguments(args);
     const LaunchConfig config{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, 0};
     const uint32_t ticket = flag_ticket_ + 1;
     const char* call = nullptr;
     if (CUresult r = ticketed_->launch(device_.context(), stream_, functions_.at(static_cast<size_t>(kernel)), config,
-                                       size ? extra : nullptr, flag_device_, ticket, &call);
+                                       arguments.extra(), flag_device_, ticket, &call);
         r != CUDA_SUCCESS)
       throw_cu_error(r, LR_ERROR_RUNTIME, call, __FILE__, __LINE__);
     flag_ticket_ = ticket;
@@ -282,9 +281,7 @@ class CudaNativeBaseline final : public native::Baseline {
       LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "patch of bytes [{}, {}) outside step {}'s {} argument bytes", offset,
                  offset + bytes.size(), index, step.args.size());
     std::copy(bytes.begin(), bytes.end(), step.args.begin() + std::ptrdiff_t(offset));
-    size_t size = step.args.size();
-    void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, step.args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                      CU_LAUNCH_PARAM_END};
+    ArgumentBuffer arguments(step.args);
     CUDA_KERNEL_NODE_PARAMS params{};
     params.func = step.function;
     params.gridDimX = step.grid.x;
@@ -294,7 +291,7 @@ class CudaNativeBaseline final : public native::Baseline {
     params.blockDimY = step.block.y;
     params.blockDimZ = step.block.z;
     params.sharedMemBytes = 0;
-    params.extra = size ? config : nullptr;
+    params.extra = arguments.extra();
     LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME, cuGraphExecKernelNodeSetParams(g.exec, step.node, &params));
   }
 
@@ -353,12 +350,10 @@ class CudaNativeBaseline final : public native::Baseline {
 
   // The same call lrrt makes: one packed argument buffer.
   void launch_on(CUstream stream, CUfunction f, lr_dim3_t grid, lr_dim3_t block, std::span<const std::byte> args) {
-    size_t size = args.size();
-    void* config[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
-                      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    ArgumentBuffer arguments(args);
     LRRT_CUDA_CHECK(cu(), LR_ERROR_RUNTIME,
                     cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, stream, nullptr,
-                                   size ? config : nullptr));
+                                   arguments.extra()));
   }
 
   // cuStreamGetCaptureInfo's signature follows the headers' version (_v3

@@ -177,8 +177,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
   if (config.dynamic_shared_bytes > 48 * 1024) k.ensure_dynamic_shared(config.dynamic_shared_bytes);
   const CudaSymbols& s = cu();
   CudaEvent* sig = begin_operation(wait_for, signal);
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<std::byte*>(args.data()),
-                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  ArgumentBuffer arguments(args.first(size));
   CUresult r = CUDA_ERROR_NOT_SUPPORTED;
   const char* call = "cuLaunchKernel";
   bool launched = false;  // r is the launch's result
@@ -200,7 +199,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
     lc.hStream = stream_;
     lc.attrs = &attr;
     lc.numAttrs = 1;
-    r = s.cuLaunchKernelEx(&lc, k.function(), nullptr, size ? extra : nullptr);
+    r = s.cuLaunchKernelEx(&lc, k.function(), nullptr, arguments.extra());
     call = "cuLaunchKernelEx";
     launched = true;
   } else if (ticketed_ && !sig) {
@@ -208,7 +207,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
     // launch keeps cuLaunchKernel: its events bracket the kernel alone.) When
     // the graph refuses, cuLaunchKernel below either launches the kernel or
     // says in its usual words why it cannot.
-    r = ticketed_->launch(device_.context(), stream_, k.function(), config, size ? extra : nullptr,
+    r = ticketed_->launch(device_.context(), stream_, k.function(), config, arguments.extra(),
                           sync_word_.device, sync_word_.last_ticket + 1, &call);
     if (r == CUDA_SUCCESS) {
       ++sync_word_.last_ticket;
@@ -220,7 +219,7 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
     call = "cuLaunchKernel";
     r = s.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x,
                          config.block.y, config.block.z, config.dynamic_shared_bytes, stream_, nullptr,
-                         size ? extra : nullptr);
+                         arguments.extra());
     // The graph could not be made though the launch is fine: this queue's
     // launches stay plain (synchronize writes the word), not remade each time.
     if (r == CUDA_SUCCESS && ticketed_ && !sig && !ticketed_->ready()) ticketed_.reset();
