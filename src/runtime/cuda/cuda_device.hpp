@@ -74,6 +74,11 @@ class CudaDevice final : public Device {
   // Fault bookkeeping: the last kernel launched on any queue, and the first
   // sticky error, after which the context is unusable.
   void note_launch(const std::string* name) { last_kernel_.store(name, std::memory_order_relaxed); }
+  // Counts module unloads, so that a queue's TicketedLaunch, whose exec still
+  // names the last kernel it ran, is remade rather than re-pointed from a
+  // function whose module is gone (the driver documents no such update).
+  void note_module_unload() { modules_unloaded_.fetch_add(1, std::memory_order_acq_rel); }
+  uint64_t modules_unloaded() const { return modules_unloaded_.load(std::memory_order_acquire); }
   std::string last_kernel_name() const;
   // Throws for a failed CUresult; sticky faults become KERNEL_FAULT the first
   // time (naming `kernels` or the last launched kernel) and DEVICE_LOST after.
@@ -132,6 +137,7 @@ class CudaDevice final : public Device {
   std::vector<SyncWord> free_sync_words_;  // under sync_words_mutex_
 
   std::atomic<const std::string*> last_kernel_{nullptr};
+  std::atomic<uint64_t> modules_unloaded_{0};
   std::mutex fault_mutex_;
   std::string first_fault_;
 };

@@ -113,6 +113,7 @@ CudaModule::CudaModule(CudaDevice& device, std::vector<Part> parts) : device_(de
 
 CudaModule::~CudaModule() {
   kernels_.clear();
+  device_.note_module_unload();
   device_.make_current();
   for (auto& p : parts_)
     if (p.module) cu().cuModuleUnload(p.module);

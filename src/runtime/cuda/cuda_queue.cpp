@@ -62,7 +62,10 @@ CudaQueue::CudaQueue(CudaDevice& device) : device_(device) {
   // pool (none unless LRRT_CUDA_SYNC=flag or launch; cuda_device.hpp),
   // synchronize() polls the stream.
   sync_word_ = device_.acquire_sync_word();
-  if (sync_word_.host && device_.sync_mode() == SyncMode::Launch) ticketed_ = std::make_unique<TicketedLaunch>();
+  if (sync_word_.host && device_.sync_mode() == SyncMode::Launch) {
+    ticketed_ = std::make_unique<TicketedLaunch>();
+    ticketed_unloads_seen_ = device_.modules_unloaded();
+  }
 }
 
 CUresult CompletionMarker::record_locked() {
@@ -207,6 +210,10 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
     // launch keeps cuLaunchKernel: its events bracket the kernel alone.) When
     // the graph refuses, cuLaunchKernel below either launches the kernel or
     // says in its usual words why it cannot.
+    if (uint64_t unloads = device_.modules_unloaded(); unloads != ticketed_unloads_seen_) {
+      ticketed_ = std::make_unique<TicketedLaunch>();
+      ticketed_unloads_seen_ = unloads;
+    }
     r = ticketed_->launch(device_.context(), stream_, k.function(), config, arguments.extra(),
                           sync_word_.device, sync_word_.last_ticket + 1, &call);
     if (r == CUDA_SUCCESS) {

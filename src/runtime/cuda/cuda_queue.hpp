@@ -94,6 +94,9 @@ class CudaQueue final : public Queue {
   // programmatic) is a TicketedLaunch writing the next ticket. Under
   // submit_mutex_; null in the other modes.
   std::unique_ptr<TicketedLaunch> ticketed_;
+  // device_.modules_unloaded() when ticketed_ last launched: after an unload
+  // its exec is remade. Under submit_mutex_.
+  uint64_t ticketed_unloads_seen_ = 0;
   static constexpr size_t kRecent = 8;
   std::array<std::atomic<const std::string*>, kRecent> recent_{};
   std::atomic<uint64_t> launches_since_sync_{0};
