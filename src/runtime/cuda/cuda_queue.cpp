@@ -78,6 +78,7 @@ CUresult CompletionMarker::record_locked() {
 std::unique_lock<std::mutex> CudaQueue::begin_submission(const CompletionMarker* keep) {
   std::unique_lock lock(submit_mutex_);
   record_pending_marker(keep);
+  ticket_was_last_ = ticket_is_last_;
   ticket_is_last_ = false;
   return lock;
 }
@@ -205,11 +206,14 @@ void CudaQueue::launch(Kernel& kernel, const LaunchConfig& config, std::span<con
     r = s.cuLaunchKernelEx(&lc, k.function(), nullptr, arguments.extra());
     call = "cuLaunchKernelEx";
     launched = true;
-  } else if (ticketed_ && !sig) {
+  } else if (ticketed_ && !sig && stream_was_idle()) {
     // LRRT_CUDA_SYNC=launch: the kernel and its ticket in one replay. (A timed
     // launch keeps cuLaunchKernel: its events bracket the kernel alone.) When
     // the graph refuses, cuLaunchKernel below either launches the kernel or
-    // says in its usual words why it cannot.
+    // says in its usual words why it cannot. Only onto an idle stream: there
+    // a wait is likely next and the replay saves ~1.5 us of it, while behind
+    // queued work the replay costs the GPU ~1 us more than a bare kernel
+    // (docs/results/h100-2026-12-05-d-sync-launch.md).
     if (uint64_t unloads = device_.modules_unloaded(); unloads != ticketed_unloads_seen_) {
       ticketed_ = std::make_unique<TicketedLaunch>();
       ticketed_unloads_seen_ = unloads;
@@ -280,6 +284,12 @@ void CudaQueue::copy_peer(void* dst, CUcontext dst_context, const void* src, CUc
       device_.fail(r, fmt::format("cuMemcpyPeerAsync of {} bytes", size), recent_kernels(), __FILE__, __LINE__);
   }
   end_operation(sig);
+}
+
+bool CudaQueue::stream_was_idle() const {
+  // All the stream's work was before the last ticket, and the word has it.
+  return ticket_was_last_ &&
+         static_cast<int32_t>(__atomic_load_n(sync_word_.host, __ATOMIC_ACQUIRE) - sync_word_.last_ticket) >= 0;
 }
 
 void CudaQueue::record(Event& event) {

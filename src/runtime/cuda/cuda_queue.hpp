@@ -68,6 +68,9 @@ class CudaQueue final : public Queue {
  private:
   // Under submit_mutex_: records a pending marker other than `keep`.
   void record_pending_marker(const CompletionMarker* keep);
+  // Under submit_mutex_, right after begin_submission(): nothing was
+  // submitted since the last ticket and the stream has written it.
+  bool stream_was_idle() const;
   void wait_events(EventList wait_for);
   // Around each launch or copy: the dependencies, then (with a signal) the
   // event that times the operation; after it, the signal itself.
@@ -90,8 +93,11 @@ class CudaQueue final : public Queue {
   // Under submit_mutex_: nothing was submitted after the write of
   // sync_word_.last_ticket (a ticketed launch's or synchronize's).
   bool ticket_is_last_ = false;
+  // ticket_is_last_ as begin_submission() found it, before it cleared it.
+  bool ticket_was_last_ = false;
   // LRRT_CUDA_SYNC=launch: a plain launch (no signal to time it, not
-  // programmatic) is a TicketedLaunch writing the next ticket. Under
+  // programmatic) onto an idle stream is a TicketedLaunch writing the next
+  // ticket. Under
   // submit_mutex_; null in the other modes.
   std::unique_ptr<TicketedLaunch> ticketed_;
   // device_.modules_unloaded() when ticketed_ last launched: after an unload
