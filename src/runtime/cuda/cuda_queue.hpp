@@ -97,8 +97,7 @@ class CudaQueue final : public Queue {
   bool ticket_was_last_ = false;
   // LRRT_CUDA_SYNC=launch: a plain launch (no signal to time it, not
   // programmatic) onto an idle stream is a TicketedLaunch writing the next
-  // ticket. Under
-  // submit_mutex_; null in the other modes.
+  // ticket. Under submit_mutex_; null in the other modes.
   std::unique_ptr<TicketedLaunch> ticketed_;
   // device_.modules_unloaded() when ticketed_ last launched: after an unload
   // its exec is remade. Under submit_mutex_.
