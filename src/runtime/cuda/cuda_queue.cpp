@@ -28,15 +28,19 @@ std::string_view copy_name(CopyKind kind) {
 // wrote `ticket` (or a later one) into the flag. A fault stops the stream
 // before its write, so a failure is seen only past the spin, by the
 // blocking wait on the stream, which reports it.
+// The word holds `ticket` or a later one. Wrapping comparison: tickets count
+// up by one per write.
+bool ticket_reached(const uint32_t* word, uint32_t ticket) {
+  return static_cast<int32_t>(__atomic_load_n(word, __ATOMIC_ACQUIRE) - ticket) >= 0;
+}
+
 template <typename Describe>
 class FlagWait final : public Waitable {
  public:
   FlagWait(const uint32_t* flag, uint32_t ticket, CUstream stream, CUevent done, Describe describe)
       : flag_(flag), ticket_(ticket), stream_wait_(stream, done, std::move(describe)) {}
   WaitStatus poll() override {
-    // Wrapping comparison: tickets count up from one per synchronize.
-    const uint32_t seen = __atomic_load_n(flag_, __ATOMIC_ACQUIRE);
-    return static_cast<int32_t>(seen - ticket_) >= 0 ? WaitStatus::Complete : WaitStatus::Pending;
+    return ticket_reached(flag_, ticket_) ? WaitStatus::Complete : WaitStatus::Pending;
   }
   WaitStatus block(std::chrono::nanoseconds limit) override { return stream_wait_.block(limit); }
   Blocking blocking() const override { return Blocking::Unbounded; }
@@ -288,8 +292,7 @@ void CudaQueue::copy_peer(void* dst, CUcontext dst_context, const void* src, CUc
 
 bool CudaQueue::stream_was_idle() const {
   // All the stream's work was before the last ticket, and the word has it.
-  return ticket_was_last_ &&
-         static_cast<int32_t>(__atomic_load_n(sync_word_.host, __ATOMIC_ACQUIRE) - sync_word_.last_ticket) >= 0;
+  return ticket_was_last_ && ticket_reached(sync_word_.host, sync_word_.last_ticket);
 }
 
 void CudaQueue::record(Event& event) {
