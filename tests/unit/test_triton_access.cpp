@@ -159,12 +159,12 @@ TEST_CASE("triton access: rules Triton's front end does not produce") {
   }
   SUBCASE("atomics read and write; descriptors follow their base") {
     const auto a = analyse(
+        "    %f = arith.constant 1.0 : f32\n    %t = arith.constant true\n    %s = arith.constant 1 : i64\n"
         "    %0 = tt.atomic_rmw fadd, acq_rel, gpu, %a, %f, %t : (!tt.ptr<f32>, f32, i1) -> f32\n"
         "    %d = tt.make_tensor_descriptor %b, [%n], [%s] : <f32>, <tensor<16xf32>>\n"
         "    %1 = tt.descriptor_load %d[%n] : !tt.tensordesc<tensor<16xf32>> -> tensor<16xf32>\n"
         "    %e = tt.make_tensor_descriptor %c, [%n], [%s] : <f32>, <tensor<16xf32>>\n"
-        "    tt.descriptor_store %e[%n], %1 : !tt.tensordesc<tensor<16xf32>>, tensor<16xf32>\n"
-        "    %f = arith.constant 1.0 : f32\n    %t = arith.constant true\n    %s = arith.constant 1 : i64\n");
+        "    tt.descriptor_store %e[%n], %1 : !tt.tensordesc<tensor<16xf32>>, tensor<16xf32>\n");
     REQUIRE_MESSAGE(a.analysed, a.failure);
     CHECK(mode_of(a, "a") == "read_write");
     CHECK(a.params[0].reason.empty());  // an atomic is a real read-write, not a fallback
@@ -219,7 +219,9 @@ TEST_CASE("triton access: IR it cannot read is not analysed (every pointer read-
   CHECK_FALSE(analyze_triton_access(kernel_ir(""), "other").analysed);
   CHECK_FALSE(analyse("    %0 = tt.load %undefined : !tt.ptr<f32>\n").analysed);
   CHECK_FALSE(analyse("    %0 = tt.load %a : !tt.ptr<f32>\n    %0 = tt.load %b : !tt.ptr<f32>\n").analysed);
-  CHECK_FALSE(analyse("    scf.for %i = %n to %n step %n  : i32 {\n").analysed);  // never closes
+  // A region that never closes: the text ends inside the kernel.
+  CHECK_FALSE(analyze_triton_access("module {\n  tt.func public @k(%n: i32) {\n    scf.for %i = %n to %n step %n  : i32 {\n",
+                                    "k").analysed);
   const auto failed = analyse("    %0 = tt.load %undefined : !tt.ptr<f32>\n");
   CHECK(failed.failure.find("%undefined") != std::string::npos);
   // Every prefix of a real kernel's IR: analysed or not, never a crash.
