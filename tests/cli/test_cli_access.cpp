@@ -129,6 +129,30 @@ TEST_CASE("access: lrrt init writes the access the code object proves") {
   for (const auto& b : json::parse(read_text(dir / "p.json"))["buffers"]) CHECK_FALSE(b.contains("access"));
 }
 
+TEST_CASE("access: a single launch without access reports the proven accesses and their traffic") {
+  AccessStandinEnv env;
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1, "kernel": "acc_add",
+    "buffers": [{"name": "a", "type": "f32", "count": 1024, "init": {"random": {"min": -1, "max": 1}}},
+                {"name": "b", "type": "f32", "count": 1024, "init": {"random": {"min": -1, "max": 1}}},
+                {"name": "out", "type": "f32", "count": 1024}],
+    "args": [{"buffer": "a"}, {"buffer": "b"}, {"buffer": "out"}, {"type": "u32", "value": 1024}],
+    "launch": {"workgroup_size": [64], "global_size": [1024]},
+    "warmup": 0, "iterations": 2
+  })");
+  m["code_object"] = (kAccessTestKernels / "access_kernels.*").string();
+  const Result r = run_lrrt(dir, {"run", "--backend", "hsa", "-q", "--format", "json", "-o", (dir / "out.json").string(),
+                                  write_manifest(dir, "m.json", m).string()});
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json run = json::parse(read_text(dir / "out.json"))["runs"][0];
+  CHECK(run["buffers"][0]["access"] == "read");
+  CHECK(run["buffers"][0]["access_source"] == "actual_access");
+  CHECK(run["buffers"][2]["access"] == "write");
+  CHECK(run["timing"]["bytes_per_iteration"] == 3 * 1024 * 4);
+}
+
 TEST_CASE("access: a sequence without access plans on the hsa stand-in as when declared, naming each source") {
   AccessStandinEnv env;
   TempDir dir;
