@@ -631,6 +631,8 @@ class Analysis {
         return;
       }
       case OpKind::If: {
+        for (const auto& args : op.region_args)
+          if (!args.empty()) throw Unreadable{fmt::format("line {}: scf.if with block arguments", op.line)};
         if (!op.results.empty() && op.terminators.size() != 2)
           throw Unreadable{fmt::format("line {}: scf.if with results and without an else region", op.line)};
         for (size_t r = 0; r < op.terminators.size(); ++r) flows(yielded(terminator(op, r, OpKind::Yield)), op.results, op);
@@ -643,6 +645,8 @@ class Analysis {
           args.push_back(a);
           inits.push_back(i);
         }
+        if (!op.region_args.empty() && !op.region_args[0].empty())
+          throw Unreadable{fmt::format("line {}: scf.while with a block label on its first region", op.line)};
         const Op* cond = terminator(op, 0, OpKind::Condition);
         if (!cond || cond->uses.empty() || op.terminators.size() != 2)
           throw Unreadable{fmt::format("line {}: scf.while without scf.condition or its do region", op.line)};
@@ -661,8 +665,11 @@ class Analysis {
         if (op.parent >= 0) {
           const Op& owner = p_.ops[size_t(op.parent)];
           const bool last = size_t(op.region) < owner.terminators.size() && owner.terminators[size_t(op.region)] == int(index);
-          if (last && (owner.kind == OpKind::For || owner.kind == OpKind::If || owner.kind == OpKind::While))
-            return;  // the owner wires it
+          const bool wired = (owner.kind == OpKind::For && op.region == 0 && op.kind == OpKind::Yield) ||
+                             (owner.kind == OpKind::If && op.kind == OpKind::Yield) ||
+                             (owner.kind == OpKind::While && op.region == 0 && op.kind == OpKind::Condition) ||
+                             (owner.kind == OpKind::While && op.region == 1 && op.kind == OpKind::Yield);
+          if (last && wired) return;  // the owner passes its operands on
         }
         escape_all(op, index);
         return;
