@@ -13,12 +13,15 @@
 #include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "lrrt/bundle/manifest.hpp"
 #include "lrrt/lrrt.hpp"
 #include "replay_test_support.hpp"
+#include "tool/sequence_runner.hpp"
 
 using namespace lrrt::test;
 
@@ -290,6 +293,60 @@ TEST_CASE("derived access (hsa stand-in): .access lets two readers of one buffer
   plan = plan_of(h.instantiate());
   REQUIRE(plan["edges"].size() == 1);
   CHECK(plan["nodes"][0]["accesses"][0]["source"] == "default");
+}
+
+TEST_CASE("derived access (hsa stand-in): sequence steps without access plan as when declared, naming each source") {
+  HsaSetup s;
+  // b = 2 in; c1 = b + u; c2 = b + b; out = c1 + c2, on access_kernels.
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "lrrt_manifest": 1, "name": "access_diamond",
+    "kernels": {"scale": {"code_object": "", "kernel": "acc_scale"}, "add": {"code_object": "", "kernel": "acc_add"}},
+    "buffers": [{"name": "in", "type": "f32", "count": 1024, "init": {"random": {"min": -1, "max": 1}}},
+                {"name": "u", "type": "f32", "count": 1024, "init": {"random": {"min": -1, "max": 1}}},
+                {"name": "b", "type": "f32", "count": 1024}, {"name": "c1", "type": "f32", "count": 1024},
+                {"name": "c2", "type": "f32", "count": 1024}, {"name": "out", "type": "f32", "count": 1024}],
+    "sequence": [
+      {"name": "produce", "kernel": "scale", "args": [{"type": "f32", "value": 2}, {"buffer": "in", "access": "read"},
+       {"buffer": "b", "access": "write"}, {"type": "u32", "value": 1024}],
+       "launch": {"workgroup_size": [64], "global_size": [1024]}},
+      {"name": "left", "kernel": "add", "args": [{"buffer": "b", "access": "read"}, {"buffer": "u", "access": "read"},
+       {"buffer": "c1", "access": "write"}, {"type": "u32", "value": 1024}],
+       "launch": {"workgroup_size": [64], "global_size": [1024]}},
+      {"name": "right", "kernel": "add", "args": [{"buffer": "b", "access": "read"}, {"buffer": "b", "access": "read"},
+       {"buffer": "c2", "access": "write"}, {"type": "u32", "value": 1024}],
+       "launch": {"workgroup_size": [64], "global_size": [1024]}},
+      {"name": "join", "kernel": "add", "args": [{"buffer": "c1", "access": "read"}, {"buffer": "c2", "access": "read"},
+       {"buffer": "out", "access": "write"}, {"type": "u32", "value": 1024}],
+       "launch": {"workgroup_size": [64], "global_size": [1024]}}
+    ]
+  })");
+  const std::string co = test_kernel_dir() + "/access_kernels.*";
+  j["kernels"]["scale"]["code_object"] = co;
+  j["kernels"]["add"]["code_object"] = co;
+  const lrrt::bundle::Manifest declared = lrrt::bundle::parse_manifest(j, ".");
+  // The same steps with no access on any argument (what a manifest may omit).
+  lrrt::bundle::Manifest derived = declared;
+  for (auto& step : derived.sequence->steps)
+    for (auto& a : step.args) a.access = lrrt::bundle::Access::None;
+  const auto want = lrrt::tool::plan_sequence(declared, s.device, lrrt::test::kernel_dir());
+  const auto got = lrrt::tool::plan_sequence(derived, s.device, lrrt::test::kernel_dir());
+  auto edges = [](const nlohmann::json& p) {
+    std::set<std::pair<int, int>> out;
+    for (const auto& e : p["plan"]["edges"]) out.insert({e["from"].get<int>(), e["to"].get<int>()});
+    return out;
+  };
+  CHECK(edges(got) == std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+  CHECK(edges(got) == edges(want));
+  CHECK(got["plan"]["aql"] == want["plan"]["aql"]);
+  for (size_t step = 0; step < 4; ++step) {
+    CAPTURE(step);
+    REQUIRE(got["steps"][step]["accesses"].size() == want["steps"][step]["accesses"].size());
+    for (size_t a = 0; a < got["steps"][step]["accesses"].size(); ++a) {
+      CHECK(got["steps"][step]["accesses"][a]["source"] == "actual_access");
+      CHECK(want["steps"][step]["accesses"][a]["source"] == "declared");
+      CHECK(got["steps"][step]["accesses"][a]["access"] == want["steps"][step]["accesses"][a]["access"]);
+    }
+  }
 }
 
 TEST_CASE("derived access (hsa stand-in): Triton negative controls replay exactly from their IR, narrower is wrong") {
