@@ -117,6 +117,7 @@ TEST_CASE("inspect: a Triton entry shows the signature as Triton's launcher call
     REQUIRE(!o.at("targets").empty());
     const json& t = o["targets"][0];
     CHECK(t.at("triton_call") == "add_kernel[grid](x_ptr, y_ptr, out_ptr, n)");
+    CHECK(t.at("triton_access") == "x_ptr read, y_ptr read, out_ptr write (ttir)");
     CHECK(t.at("triton_signature") == "*fp32:16, *fp32:16, *fp32:16, i32");
     CHECK(t.at("triton_version") == "3.6.0");
     CHECK(t.at("num_warps") == 4);
