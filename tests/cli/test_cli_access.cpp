@@ -54,7 +54,8 @@ TEST_CASE("access: lrrt inspect shows .actual_access and .access per argument") 
   for (size_t i = 0; i < 3; ++i) CHECK_FALSE(plain["args"][i].contains("actual_access"));
   r = run_lrrt(dir, {"inspect", "--format", "json", (kAccessTestKernels / "access_qual.gfx1100.hsaco").string()});
   REQUIRE(r.rc == 0);
-  const json& qual = access_kernel_named(json::parse(r.out), "acc_copy_qual");
+  const json qual_doc = json::parse(r.out);
+  const json& qual = access_kernel_named(qual_doc, "acc_copy_qual");
   CHECK(qual["args"][0]["access"] == "read_only");
   CHECK(qual["args"][1]["access"] == "write_only");
   CHECK_FALSE(qual["args"][0].contains("actual_access"));
