@@ -145,7 +145,7 @@ Verdict per row, from the recorded samples (lower time is better):
 
 `lrrt run` results holding sweeps are compared state by state, paired by sweep name
 and axis values: same when the median moved by no more than the larger of the two
-states' noise (relative standard deviation; --threshold adds a floor when given),
+states' noise (1.4826 x MAD / median; --threshold adds a floor when given),
 else faster or slower; a state skipped in either file is unsure.
 
 Examples:

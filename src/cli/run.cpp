@@ -384,7 +384,8 @@ void register_run(CLI::App& app) {
     return opt;
   };
   noise(sub->add_option("--max-noise", args->max_noise_percent,
-                        "Time until the samples' relative standard deviation is at most PERCENT (default 0.5); the "
+                        "Time until the samples' noise (1.4826 x MAD / median: outliers are counted apart) is at most "
+                        "PERCENT (default 0.5) or has converged above it (stable over the last 16 checks); the "
                         "default for sweeps, a single manifest uses it when any of these four is given")
             ->check(finite_number(0, 1e6, "PERCENT")));
   noise(sub->add_option("--min-samples", args->min_samples, "With the noise criterion: at least N samples (default 10)")

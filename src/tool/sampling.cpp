@@ -13,6 +13,7 @@
 #include "lrrt/bundle/input_file.hpp"
 #include "lrrt/bundle/manifest.hpp"
 #include "tool/runner.hpp"
+#include "tool/robust_spread.hpp"
 #include "tool/stats.hpp"
 
 namespace lrrt::tool {
@@ -24,8 +25,10 @@ namespace {
 // Without a reported LLC, flush this much (more than any L2 shipping today).
 constexpr uint64_t kFallbackLlcBytes = uint64_t(256) << 20;
 
-// Relative standard deviation of the samples (0 for fewer than two).
-double relative_noise(const std::vector<uint64_t>& s) {
+// Relative standard deviation of the samples (0 for fewer than two): reported
+// beside the robust noise, never a stopping criterion (one preemption among a
+// million samples moves it by tens of percent).
+double relative_stddev(const std::vector<uint64_t>& s) {
   if (s.size() < 2) return 0;
   double sum = 0;
   for (uint64_t v : s) sum += double(v);
@@ -144,6 +147,8 @@ SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, ui
   const auto t0 = clock::now();
   auto wall = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
   uint64_t done = 0, sum_ns = 0;
+  std::vector<Spread> history;  // the noise at each check (noise mode)
+  std::vector<uint64_t> scratch;
   uint32_t round = t.noise_stop ? std::max<uint32_t>(1, std::min<uint32_t>(kRound, t.min_samples)) : kRound;
   while (true) {
     uint32_t n = t.noise_stop ? round : static_cast<uint32_t>(std::min<uint64_t>(kRound, iterations - done));
@@ -176,11 +181,21 @@ SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, ui
       if (done >= iterations) break;
       continue;
     }
-    const double noise = relative_noise(r.samples);
+    const Spread spread = robust_spread(r.samples, scratch);
+    history.push_back(spread);
+    const double noise = spread.noise;
     const double summed = double(sum_ns) * 1e-9;
-    if (r.samples.size() >= t.min_samples && summed >= t.min_time_s && noise <= t.max_noise) {
+    const bool enough = r.samples.size() >= t.min_samples && summed >= t.min_time_s;
+    if (enough && noise <= t.max_noise) {
       r.stop = fmt::format("noise {:.3g}% <= {:.3g}% after {} samples ({:.3g} s of samples)", noise * 100, t.max_noise * 100,
                            r.samples.size(), summed);
+      break;
+    }
+    if (enough && noise_converged(history)) {
+      r.converged = true;
+      r.stop = fmt::format("converged: noise {:.3g}% (above --max-noise {:.3g}%) stable over the last {} checks, "
+                           "median within it; the kernel's own variation, after {} samples ({:.3g} s of samples)",
+                           noise * 100, t.max_noise * 100, kConvergenceWindow, r.samples.size(), summed);
       break;
     }
     const double elapsed = wall();
@@ -192,7 +207,7 @@ SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, ui
                            elapsed,
                            summed < t.min_time_s ? fmt::format(", below --min-time {:g} s", t.min_time_s)
                            : r.samples.size() < t.min_samples ? fmt::format(", below --min-samples {}", t.min_samples)
-                                                              : "");
+                                                              : ", still moving (not converged)");
       break;
     }
     // About 20 ms of work per round: few host waits, a prompt timeout.
@@ -212,8 +227,17 @@ json sample_json(const SampleRun& r, const TimingOptions& t, uint32_t iterations
   timing["sample_count"] = r.samples.size();
   timing["wall_ns"] = r.wall_ns;
   timing["wall_per_iteration_ns"] = double(r.wall_ns) / double(r.samples.size());
-  timing["noise"] = relative_noise(r.samples);
+  std::vector<uint64_t> scratch;
+  const Spread spread = robust_spread(r.samples, scratch);
+  timing["noise"] = spread.noise;
+  timing["noise_measure"] = "1.4826 * MAD / median";
+  timing["relative_stddev"] = relative_stddev(r.samples);
+  timing["outliers"] = {{"count", spread.outliers},
+                        {"fraction", r.samples.empty() ? 0.0 : double(spread.outliers) / double(r.samples.size())},
+                        {"rule", "farther than 5 robust standard deviations from the median"},
+                        {"slowest_ns", spread.slowest}};
   json c{{"kind", t.noise_stop ? "noise" : "iterations"}, {"met", r.criterion_met}, {"stop", r.stop}};
+  if (t.noise_stop) c["converged"] = r.converged;
   if (t.noise_stop) {
     c["max_noise"] = t.max_noise;
     c["min_samples"] = t.min_samples;

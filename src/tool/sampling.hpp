@@ -1,7 +1,9 @@
 // The timed loop of `lrrt run` (single kernels and each way of a sequence):
 // warm-up, then samples, each an event before and after one launch (or a
 // batch of launches), until a fixed count or a stopping criterion on the
-// samples' noise (relative standard deviation), as nvbench does.
+// samples' noise, as nvbench's: a robust noise (1.4826 x MAD / median,
+// tool/robust_spread.hpp) at or below --max-noise, or a noise that has
+// converged above it (the kernel's own variation).
 #pragma once
 
 #include <atomic>
@@ -20,7 +22,7 @@ namespace lrrt::tool {
 
 struct TimingOptions {
   bool noise_stop = false;    // stop on noise (--max-noise ...) instead of a fixed count
-  double max_noise = 0.005;   // relative standard deviation to reach (0.5%)
+  double max_noise = 0.005;   // robust noise (1.4826 x MAD / median) to reach (0.5%)
   uint32_t min_samples = 10;  // at least this many samples
   double min_time_s = 0.5;    // and at least this much summed sample time
   double max_time_s = 15;     // the timeout: wall time of one timed loop
@@ -37,6 +39,7 @@ struct SampleRun {
   std::vector<uint64_t> samples;  // ns per launch
   uint64_t wall_ns = 0;           // the timed loop, flushes included
   bool criterion_met = true;
+  bool converged = false;         // met by a stable noise above max_noise (the kernel's own variation)
   std::string stop;               // why the loop stopped, in words
 };
 
@@ -92,8 +95,9 @@ class QueueHold {
 
 // Runs warmup enqueue()s, then samples: before(i) outside the events (a
 // patch), flush (cold, may be null), start event, `batch` enqueue()s, end
-// event. Fixed: `iterations` samples. Noise: until min_samples, min_time and
-// max_noise hold, or max_time passes (criterion not met).
+// event. Fixed: `iterations` samples. Noise: until min_samples and min_time
+// hold and the noise is at most max_noise or has converged (stable over the
+// last 16 checks, about 0.3 s), or max_time passes (criterion not met).
 // With `hold` (never with a flush, which waits), each round is enqueued
 // behind a held queue.
 SampleRun sample_launches(const lrrt::Device& device, const TimingOptions& t, uint32_t warmup, uint32_t iterations,

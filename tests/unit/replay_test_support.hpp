@@ -49,10 +49,16 @@ inline std::string error_kernels_file(const std::string& backend = "host") {
   return test_kernel_dir() + (backend == "cuda" ? "/error_kernels.ptx" : "/error_kernels.host.so");
 }
 
+#if defined(LRRT_TEST_HSA)
+// The stand-in library: $LRRT_TEST_HSA_STANDIN when set (a pack on the GPU
+// machine, scripts/gpu-pack), else where this build put it.
+inline std::string hsa_standin() { return dir_from_env("LRRT_TEST_HSA_STANDIN", LRRT_TEST_HSA_STANDIN); }
+#endif
+
 // Before lr_init: the hsa backend loads the stand-in and its kernels.
 inline void point_hsa_at_standin() {
 #if defined(LRRT_TEST_HSA)
-  setenv("LRRT_HSA_LIBRARY", LRRT_TEST_HSA_STANDIN, 1);
+  setenv("LRRT_HSA_LIBRARY", hsa_standin().c_str(), 1);
   setenv("LRRT_HSA_STANDIN_KERNEL_DIR", kernel_dir().c_str(), 1);
   setenv("LRRT_HSA_TIMEOUT_MS", "20000", 1);
 #endif

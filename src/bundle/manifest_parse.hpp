@@ -1,0 +1,109 @@
+// The manifest parser's shared parts (private to src/bundle): the JSON field
+// helpers every section parser uses, and the section parsers that
+// parse_manifest (manifest.cpp) calls. One file per concern:
+//   manifest_fields.cpp    JSON field helpers (strings, numbers, sizes, buffer names)
+//   manifest_buffers.cpp   buffers, their init, verify and save
+//   manifest_args.cpp      kernel arguments and the launch
+//   manifest_sequence.cpp  sequences and patches
+//   manifest_triton.cpp    a Triton cache entry desugared to a plain manifest
+//   manifest.cpp           the top level: parse, load, resolve the code object
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lrrt/bundle/manifest.hpp"
+
+namespace lrrt::bundle::manifest_parse {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// A JSON value in a message: its type, or a short excerpt of a string or number.
+std::string describe(const json& v);
+
+// A JSON object whose every key must be known: finish() names the first
+// unknown one (with a suggestion when it looks like a typo).
+class Obj {
+ public:
+  Obj(const json& j, std::string ptr, std::vector<std::string> known)
+      : j_(j), ptr_(std::move(ptr)), known_(std::move(known)) {
+    if (!j_.is_object()) throw ManifestError(ptr_, "expected an object, got " + describe(j_));
+  }
+  const std::string& ptr() const { return ptr_; }
+  std::string ptr(const std::string& key) const { return ptr_ + "/" + pointer_token(key); }
+  bool has(const std::string& key) const { return j_.contains(key); }
+  const json* opt(const std::string& key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  const json& req(const std::string& key, const std::string& hint = "") const {
+    auto it = j_.find(key);
+    if (it == j_.end())
+      throw ManifestError(ptr_, fmt::format("missing required field \"{}\"{}", key, hint.empty() ? "" : " (" + hint + ")"));
+    return *it;
+  }
+  // Throws naming the first unknown key (with a suggestion for a likely typo).
+  void finish() const;
+
+ private:
+  const json& j_;
+  std::string ptr_;
+  std::vector<std::string> known_;
+};
+
+// ---- Field helpers (manifest_fields.cpp) ----------------------------------
+
+std::string get_string(const json& v, const std::string& ptr, bool allow_empty = false);
+uint64_t get_uint(const json& v, const std::string& ptr, uint64_t min = 0,
+                  uint64_t max = std::numeric_limits<uint64_t>::max());
+double get_double(const json& v, const std::string& ptr);
+bool get_bool(const json& v, const std::string& ptr);
+long double get_number(const json& v, const std::string& ptr);
+void check_value_fits(DType t, long double v, const std::string& ptr);
+DType get_dtype(const json& v, const std::string& ptr);
+fs::path resolve_input_file(const Manifest& m, const json& v, const std::string& ptr);
+size_t find_buffer_index(const Manifest& m, const json& v, const std::string& ptr);
+std::optional<uint64_t> size_reference(const Manifest& m, const json& v, const std::string& ptr);
+
+// ---- Buffers, verify, save (manifest_buffers.cpp) -------------------------
+
+void parse_buffers(Manifest& m, const json& v, const std::string& ptr);
+void parse_verify(Manifest& m, const json& v, const std::string& ptr);
+void parse_save(Manifest& m, const json& v, const std::string& ptr);
+
+// ---- Arguments and launch (manifest_args.cpp) -----------------------------
+
+void parse_range(const BufferSpec& b, const json& v, const std::string& ptr, uint64_t& offset, uint64_t& bytes);
+void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::vector<ArgSpec>& out,
+                const std::string* step = nullptr);
+void parse_launch(const Manifest& m, const json& v, const std::string& ptr, LaunchSpec& L);
+
+// ---- Sequences (manifest_sequence.cpp) ------------------------------------
+
+// `o` is the top-level object (it holds "kernels", "sequence", "patch").
+void parse_sequence(Manifest& m, const Obj& o);
+void check_patch_verifiable(const Manifest& m);
+
+// ---- Triton (manifest_triton.cpp) -----------------------------------------
+
+json triton_entry_for(const Manifest& m);
+void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
+                         const std::function<void(const json&)>& parse_buffers_here,
+                         const std::function<void(const json&, std::vector<ArgSpec>&)>& parse_args_here,
+                         const std::function<void(const json&, LaunchSpec&)>& parse_launch_here);
+
+// ---- Top level (manifest.cpp) ---------------------------------------------
+
+void parse_code_object(std::map<std::string, std::string>& code_object, const json& v, const std::string& ptr);
+
+}  // namespace lrrt::bundle::manifest_parse
