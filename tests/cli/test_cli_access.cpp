@@ -1,10 +1,12 @@
 // Derived access end to end (docs/access.md): `lrrt inspect` shows AMDGPU
-// .access/.actual_access, `lrrt init` writes what they prove, and a single
-// launch without access reports them (results and bandwidth).
+// .access/.actual_access, `lrrt init` writes what they prove, and a sequence
+// whose steps declare no access plans on the hsa stand-in with the edges of
+// the declared diamond, each access named with its source.
 #if defined(LRRT_CLI_AMD_KERNELS) && defined(LRRT_CLI_HSA_STANDIN)
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "cli_support.hpp"
@@ -35,6 +37,53 @@ const json& access_kernel_named(const json& doc, const std::string& name) {
   FAIL("no kernel " << name);
   static const json none;
   return none;
+}
+
+// The diamond of tests/manifests' shape on access_kernels: b = 2 in;
+// c1 = b + u; c2 = b + b; out = c1 + c2. `declare` adds the accesses.
+json access_diamond(bool declare) {
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "name": "access_diamond",
+    "kernels": {"scale": {"code_object": "", "kernel": "acc_scale"}, "add": {"code_object": "", "kernel": "acc_add"}},
+    "buffers": [
+      {"name": "in", "type": "f32", "count": 1024, "init": {"random": {"min": -1, "max": 1}}},
+      {"name": "u", "type": "f32", "count": 1024, "init": {"random": {"min": -1, "max": 1}}},
+      {"name": "b", "type": "f32", "count": 1024},
+      {"name": "c1", "type": "f32", "count": 1024},
+      {"name": "c2", "type": "f32", "count": 1024},
+      {"name": "out", "type": "f32", "count": 1024}
+    ],
+    "sequence": [
+      {"name": "produce", "kernel": "scale", "args": [{"type": "f32", "value": 2}, {"buffer": "in"}, {"buffer": "b"},
+       {"type": "u32", "value": 1024}], "launch": {"workgroup_size": [64], "global_size": [1024]}},
+      {"name": "left", "kernel": "add", "args": [{"buffer": "b"}, {"buffer": "u"}, {"buffer": "c1"},
+       {"type": "u32", "value": 1024}], "launch": {"workgroup_size": [64], "global_size": [1024]}},
+      {"name": "right", "kernel": "add", "args": [{"buffer": "b"}, {"buffer": "b"}, {"buffer": "c2"},
+       {"type": "u32", "value": 1024}], "launch": {"workgroup_size": [64], "global_size": [1024]}},
+      {"name": "join", "kernel": "add", "args": [{"buffer": "c1"}, {"buffer": "c2"}, {"buffer": "out"},
+       {"type": "u32", "value": 1024}], "launch": {"workgroup_size": [64], "global_size": [1024]}}
+    ],
+    "iterations": 1
+  })");
+  const std::string co = (kAccessTestKernels / "access_kernels.*").string();
+  m["kernels"]["scale"]["code_object"] = co;
+  m["kernels"]["add"]["code_object"] = co;
+  if (declare) {
+    const char* modes[4][3] = {{"read", "write", ""}, {"read", "read", "write"}, {"read", "read", "write"}, {"read", "read", "write"}};
+    for (size_t s = 0; s < 4; ++s) {
+      size_t k = 0;
+      for (auto& a : m["sequence"][s]["args"])
+        if (a.contains("buffer")) a["access"] = modes[s][k++];
+    }
+  }
+  return m;
+}
+
+std::set<std::pair<int, int>> access_edges_of(const json& plan) {
+  std::set<std::pair<int, int>> out;
+  for (const auto& e : plan["edges"]) out.insert({e["from"].get<int>(), e["to"].get<int>()});
+  return out;
 }
 
 }  // namespace
@@ -105,4 +154,28 @@ TEST_CASE("access: a single launch without access reports the proven accesses an
   CHECK(run["timing"]["bytes_per_iteration"] == 3 * 1024 * 4);
 }
 
+TEST_CASE("access: a sequence without access plans on the hsa stand-in as when declared, naming each source") {
+  AccessStandinEnv env;
+  TempDir dir;
+  auto plan_of = [&](const json& m, const std::string& name, const std::string& format) {
+    return run_lrrt(dir, {"plan", "--backend", "hsa", "-q", "--format", format, write_manifest(dir, name, m).string()});
+  };
+  Result declared = plan_of(access_diamond(true), "declared.json", "json");
+  INFO(declared.err);
+  REQUIRE(declared.rc == 0);
+  Result derived = plan_of(access_diamond(false), "derived.json", "json");
+  INFO(derived.err);
+  REQUIRE(derived.rc == 0);
+  const json want = json::parse(declared.out)["plans"][0], got = json::parse(derived.out)["plans"][0];
+  CHECK(access_edges_of(got["plan"]) == std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+  CHECK(access_edges_of(got["plan"]) == access_edges_of(want["plan"]));
+  CHECK(got["plan"]["lanes"] == want["plan"]["lanes"]);
+  for (size_t s = 0; s < 4; ++s)
+    for (const auto& a : got["steps"][s]["accesses"]) CHECK(a["source"] == "actual_access");
+  CHECK(got["steps"][1]["accesses"][2]["access"] == "write");
+  for (const auto& a : want["steps"][1]["accesses"]) CHECK(a["source"] == "declared");
+  const Result table = plan_of(access_diamond(false), "derived.json", "table");
+  REQUIRE(table.rc == 0);
+  CHECK(table.out.find("(actual_access)") != std::string::npos);
+}
 #endif
