@@ -558,6 +558,56 @@ LRRT_API lr_status_t lr_graph_add_fill(lr_graph_t *graph, void *dst,
                                        size_t size, const void *pattern,
                                        size_t pattern_size,
                                        lr_graph_node_t *node);
+/* Where a kernel argument's access comes from (docs/access.md), narrowest
+ * proof first. */
+typedef enum lr_access_source_t {
+  LR_ACCESS_SOURCE_DEFAULT = 0,       /* nothing known: read-write */
+  LR_ACCESS_SOURCE_DECLARED = 1,      /* given by the caller */
+  LR_ACCESS_SOURCE_ACTUAL_ACCESS = 2, /* AMDGPU metadata .actual_access (the compiler proved it) */
+  LR_ACCESS_SOURCE_ACCESS = 3,        /* AMDGPU metadata .access (the source declared it) */
+  LR_ACCESS_SOURCE_TTIR = 4           /* lrrt's analysis of the kernel's Triton IR */
+} lr_access_source_t;
+
+/* The access kernel argument `index` (as lr_kernel_get_arg) gets when a
+ * graph derives it: the Triton IR analysis (lr_kernel_set_triton_ir), else
+ * the code object's .actual_access, else its .access, else read-write
+ * (LR_ACCESS_SOURCE_DEFAULT; also for arguments that are not buffers). */
+LRRT_API lr_status_t lr_kernel_get_arg_access(lr_kernel_t *kernel, uint32_t index,
+                                              lr_access_mode_t *mode,
+                                              lr_access_source_t *source);
+
+/* Gives a kernel the Triton IR it was compiled from (the .ttir text, e.g.
+ * CompiledKernel.asm["ttir"]): lrrt analyses which pointer parameters are
+ * only read, only written or both (docs/access.md) and derived accesses use
+ * it (source LR_ACCESS_SOURCE_TTIR). Parameters are matched to the kernel's
+ * arguments by Triton's packing (natural alignment, in order). Fails with
+ * LR_ERROR_INVALID_IMAGE when the text has no `tt.func public @<kernel's
+ * name>` signature lrrt reads, LR_ERROR_INVALID_ARGUMENT when a pointer
+ * parameter lands where the kernel's recorded layout has no 8-byte
+ * argument. An IR whose body the analysis cannot read leaves every pointer
+ * read-write (LR_ACCESS_SOURCE_DEFAULT; lr_triton_describe_texts says why).
+ * Replaces what an earlier call set; affects graph steps instantiated later. */
+LRRT_API lr_status_t lr_kernel_set_triton_ir(lr_kernel_t *kernel, const char *ir_text);
+
+/* lr_graph_add_kernel_ex flags. */
+typedef enum lr_graph_kernel_flags_t {
+  /* Derive the accesses the caller does not declare: every pointer argument
+   * (a global_buffer, or any 8-byte argument whose value lies inside an
+   * allocation) that no declared range covers gets, at lr_graph_instantiate,
+   * the access lr_kernel_get_arg_access reports for it, over the whole
+   * allocation it points into. An explicit declaration still wins. The
+   * plan (lr_graph_exec_get_plan) names each access's "source". */
+  LR_GRAPH_KERNEL_DERIVE_ACCESS = 1
+} lr_graph_kernel_flags_t;
+/* lr_graph_add_kernel with lr_graph_kernel_flags_t bits (0: the same call).
+ * Unknown bits are LR_ERROR_INVALID_ARGUMENT. */
+LRRT_API lr_status_t lr_graph_add_kernel_ex(lr_graph_t *graph, lr_kernel_t *kernel,
+                                            const lr_launch_config_t *config,
+                                            const void *args, size_t args_size,
+                                            const lr_graph_access_t *accesses,
+                                            size_t access_count, uint32_t flags,
+                                            lr_graph_node_t *node);
+
 /* Makes node `to` run after node `from` finished, whatever they access. */
 LRRT_API lr_status_t lr_graph_add_dependency(lr_graph_t *graph,
                                              lr_graph_node_t from,

@@ -332,6 +332,18 @@ class Kernel {
     for (uint32_t i = 0; i < p.arg_count; ++i) check(lr_kernel_get_arg(kernel_, i, &out[i]), "lr_kernel_get_arg");
     return out;
   }
+  // The access a graph derives for argument `index` and where it comes from.
+  std::pair<lr_access_mode_t, lr_access_source_t> arg_access(uint32_t index) const {
+    lr_access_mode_t mode = LR_ACCESS_READ_WRITE;
+    lr_access_source_t source = LR_ACCESS_SOURCE_DEFAULT;
+    check(lr_kernel_get_arg_access(kernel_, index, &mode, &source), "lr_kernel_get_arg_access");
+    return {mode, source};
+  }
+  // The Triton IR the kernel was compiled from: its pointer parameters get
+  // the accesses lrrt's analysis proves (docs/access.md).
+  void set_triton_ir(const std::string& ir_text) const {
+    check(lr_kernel_set_triton_ir(kernel_, ir_text.c_str()), "lr_kernel_set_triton_ir");
+  }
   // lr_kernel_flags_t bits (LR_KERNEL_WAITS_FOR_PRODUCER).
   void set_flags(uint32_t flags) const { check(lr_kernel_set_flags(kernel_, flags), "lr_kernel_set_flags"); }
   uint32_t flags() const {
@@ -505,12 +517,18 @@ class Graph {
   lr_graph_t* get() const { return graph_.get(); }
 
   GraphNode add_kernel(const Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
-                       std::span<const lr_graph_access_t> accesses) {
+                       std::span<const lr_graph_access_t> accesses, uint32_t flags = 0) {
     GraphNode node = 0;
-    check(lr_graph_add_kernel(get(), kernel.get(), &config, args.data(), args.size(), accesses.data(),
-                              accesses.size(), &node),
+    check(lr_graph_add_kernel_ex(get(), kernel.get(), &config, args.data(), args.size(), accesses.data(),
+                                 accesses.size(), flags, &node),
           "lr_graph_add_kernel");
     return node;
+  }
+  // LR_GRAPH_KERNEL_DERIVE_ACCESS: the pointer arguments `accesses` does not
+  // cover get the access the kernel proves (lr_kernel_get_arg_access).
+  GraphNode add_kernel_derived(const Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
+                               std::span<const lr_graph_access_t> accesses = {}) {
+    return add_kernel(kernel, config, args, accesses, LR_GRAPH_KERNEL_DERIVE_ACCESS);
   }
   GraphNode add_kernel(const Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
                        std::initializer_list<lr_graph_access_t> accesses) {

@@ -202,6 +202,7 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
       layout_(layout_kernargs(m.args)),
       config_(to_launch_config(m.launch)) {
   if (m.waits_for_producer) kernel_.set_flags(kernel_.flags() | LR_KERNEL_WAITS_FOR_PRODUCER);
+  if (m.triton.is_object() && m.triton.contains("params")) triton_params_ = m.triton["params"];
   const lr_kernel_properties_t kp = kernel_.properties();
   if (kp.has_arg_layout) {
     std::vector<KernelArg> declared;
@@ -217,6 +218,46 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
   if (kp.max_workgroup_size && workgroup_items(m.launch) > kp.max_workgroup_size)
     throw ManifestError("/launch/workgroup_size", fmt::format("workgroup of {} work-items exceeds kernel \"{}\"'s maximum of {}",
                                                               workgroup_items(m.launch), m.kernel, kp.max_workgroup_size));
+}
+
+namespace {
+const char* access_source_word(lr_access_source_t s) {
+  switch (s) {
+    case LR_ACCESS_SOURCE_DECLARED: return "declared";
+    case LR_ACCESS_SOURCE_ACTUAL_ACCESS: return "actual_access";
+    case LR_ACCESS_SOURCE_ACCESS: return "access";
+    case LR_ACCESS_SOURCE_TTIR: return "ttir";
+    case LR_ACCESS_SOURCE_DEFAULT: break;
+  }
+  return "default";
+}
+}  // namespace
+
+LoadedKernel::DerivedAccess LoadedKernel::derived_access(size_t arg) const {
+  DerivedAccess out;
+  if (arg >= args_.size() || args_[arg].kind != ArgSpec::Kind::Buffer) return out;
+  if (triton_params_.is_array()) {
+    // A Triton entry: its params are the manifest's first arguments, in order.
+    if (arg < triton_params_.size() && triton_params_[arg].value("access_source", "") == "ttir") {
+      const std::string mode = triton_params_[arg].value("access", "read_write");
+      out.mode = mode == "read" ? LR_ACCESS_READ : mode == "write" ? LR_ACCESS_WRITE : LR_ACCESS_READ_WRITE;
+      out.source = "ttir";
+    }
+    return out;
+  }
+  // The kernel's explicit argument at this argument's offset.
+  const uint32_t offset = layout_.slots[arg].offset;
+  const lr_kernel_properties_t kp = kernel_.properties();
+  for (uint32_t i = 0; i < kp.arg_count; ++i) {
+    lr_kernel_arg_t a{};
+    lrrt::check(lr_kernel_get_arg(kernel_.get(), i, &a), "lr_kernel_get_arg");
+    if (a.kind == LR_ARG_HIDDEN || a.offset != offset) continue;
+    const auto [mode, source] = kernel_.arg_access(i);
+    out.mode = mode;
+    out.source = access_source_word(source);
+    break;
+  }
+  return out;
 }
 
 std::vector<std::byte> LoadedKernel::pack_args(std::span<const uint64_t> buffer_addresses) const {

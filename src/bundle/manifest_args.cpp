@@ -51,7 +51,8 @@ void parse_range(const BufferSpec& b, const json& v, const std::string& ptr, uin
 }
 
 // A kernel's arguments; `step` (sequence steps only) names the step, whose
-// buffer arguments must declare their access.
+// buffer arguments may declare their access (without, Access::None: the tool
+// derives it from the code object, docs/access.md).
 void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::vector<ArgSpec>& out,
                 const std::string* step) {
   if (!v.is_array()) throw ManifestError(ptr, "expected an array of arguments, got " + describe(v));
@@ -73,11 +74,7 @@ void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::v
       a.buffer = find_buffer_index(m, o.req("buffer"), o.ptr("buffer"));
       if (step) {
         const auto& b = m.buffers[a.buffer];
-        if (!o.has("access"))
-          throw ManifestError(ap, fmt::format("step \"{}\": buffer argument {} (\"{}\") has no access declaration: add "
-                                              "\"access\": \"read\", \"write\" or \"read_write\"",
-                                              *step, a.name.empty() ? std::to_string(i) : a.name, b.name));
-        a.access = parse_access(*o.opt("access"), o.ptr("access"));
+        if (auto* acc = o.opt("access")) a.access = parse_access(*acc, o.ptr("access"));
         if (auto* r = o.opt("range")) parse_range(b, *r, o.ptr("range"), a.range_offset, a.range_bytes);
       }
     } else {

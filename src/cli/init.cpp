@@ -109,6 +109,10 @@ json init_from_triton(const formats::TritonEntry& e, const std::string& code_obj
                          {"count", kInitTritonInt * kInitTritonInt},
                          {"init", p.type[0] == 'f' || p.type == "bf16" ? json{{"random", {{"min", -1}, {"max", 1}}}} : json("zeros")}});
       args[p.name] = {{"buffer", b}};
+      // The access the IR analysis proves (docs/access.md); none when it
+      // could not read the IR.
+      if (e.access.analysed && i < e.access.params.size())
+        buffers.back()["access"] = std::string(formats::access_mode_name(e.access.params[i].mode()));
     } else if (p.type[0] == 'i') {
       args[p.name] = {{"value", kInitTritonInt}};
     } else {
@@ -157,6 +161,9 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
                          {"count", kInitInt * kInitInt},
                          {"init", type[0] == 'f' ? json{{"random", {{"min", -1}, {"max", 1}}}} : json("zeros")}});
       arg["buffer"] = b;
+      // The access the code object proves: .actual_access, else .access.
+      if (const auto d = formats::derived_access(a); d.source != formats::AccessSource::Default)
+        buffers.back()["access"] = std::string(formats::access_mode_name(d.mode));
     } else {
       const std::string t = init_scalar_type(a);
       if (t.empty())

@@ -181,9 +181,19 @@ std::vector<formats::Fact> inspect_triton_facts(const formats::TritonEntry& e) {
   for (const auto& h : e.hidden)
     hidden += fmt::format("{}{} ({})", hidden.empty() ? "" : ", ", h.name,
                           h.size ? fmt::format("{} bytes per program", h.size) : std::string("null"));
+  // Each pointer parameter's access from the IR (docs/access.md).
+  std::string access;
+  for (size_t i = 0; i < e.params.size(); ++i) {
+    if (!e.params[i].pointer) continue;
+    const bool known = e.access.analysed && i < e.access.params.size();
+    access += fmt::format("{}{} {}", access.empty() ? "" : ", ", e.params[i].name,
+                          formats::access_mode_name(known ? e.access.params[i].mode() : formats::AccessMode::ReadWrite));
+  }
+  access += e.access.analysed ? " (ttir)" : fmt::format(" (default: the IR was not analysed: {})", e.access.failure);
   return {{"triton_version", e.triton_version},
           {"triton_signature", e.signature()},
           {"triton_call", fmt::format("{}[grid]({})", e.name, call)},
+          {"triton_access", access},
           {"triton_hidden", hidden},
           {"num_warps", uint64_t(e.num_warps)},
           {"warp_size", uint64_t(e.warp_size)},

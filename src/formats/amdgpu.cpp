@@ -26,6 +26,42 @@ std::string_view arg_kind_name(ArgKind kind) {
   return "other";
 }
 
+std::string_view access_mode_name(AccessMode mode) {
+  switch (mode) {
+    case AccessMode::Read: return "read";
+    case AccessMode::Write: return "write";
+    case AccessMode::ReadWrite: break;
+  }
+  return "read_write";
+}
+
+std::string_view access_source_name(AccessSource source) {
+  switch (source) {
+    case AccessSource::Declared: return "declared";
+    case AccessSource::ActualAccess: return "actual_access";
+    case AccessSource::Access: return "access";
+    case AccessSource::Ttir: return "ttir";
+    case AccessSource::Default: break;
+  }
+  return "default";
+}
+
+namespace {
+std::optional<AccessMode> metadata_access_mode(std::string_view word) {
+  if (word == "read_only") return AccessMode::Read;
+  if (word == "write_only") return AccessMode::Write;
+  if (word == "read_write") return AccessMode::ReadWrite;
+  return std::nullopt;  // absent or a word lrrt does not know: no proof
+}
+}  // namespace
+
+DerivedAccess derived_access(const KernelArgInfo& arg) {
+  if (arg.kind != ArgKind::GlobalBuffer) return {};
+  if (auto m = metadata_access_mode(arg.actual_access)) return {*m, AccessSource::ActualAccess};
+  if (auto m = metadata_access_mode(arg.access)) return {*m, AccessSource::Access};
+  return {};
+}
+
 namespace amdgpu {
 namespace {
 
@@ -105,6 +141,8 @@ KernelInfo parse_kernel(const Obj& k) {
       arg.name = get_str(a, ".name");
       arg.type_name = get_str(a, ".type_name");
       arg.address_space = get_str(a, ".address_space");
+      arg.access = get_str(a, ".access");
+      arg.actual_access = get_str(a, ".actual_access");
       if (uint64_t(arg.offset) + arg.size > info.kernarg_size)
         bad(fmt::format("{}: argument {} ({} bytes at offset {}) exceeds the {}-byte kernarg segment",
                         info.name, i, arg.size, arg.offset, info.kernarg_size));

@@ -301,6 +301,7 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
                                      triton_uint(j, "profile_scratch_align", where, 1, false)});
   }
   e.params = parse_triton_signature(ir_text, e.name, where);
+  e.access = analyze_triton_access(ir_text, e.name);
   return e;
 }
 
@@ -369,6 +370,17 @@ TritonEntry read_triton_entry(const fs::path& path) {
   return e;
 }
 
+namespace {
+// A pointer parameter's access: the IR analysis, else read-write by default.
+void triton_access_json(const TritonAccess& a, size_t index, json& param) {
+  const bool known = a.analysed && index < a.params.size();
+  param["access"] = access_mode_name(known ? a.params[index].mode() : AccessMode::ReadWrite);
+  param["access_source"] = known ? "ttir" : "default";
+  if (known && !a.params[index].reason.empty()) param["access_reason"] = a.params[index].reason;
+  if (!a.analysed) param["access_failure"] = a.failure;
+}
+}  // namespace
+
 std::string triton_entry_json(const TritonEntry& e) {
   json j;
   j["name"] = e.name;
@@ -386,9 +398,13 @@ std::string triton_entry_json(const TritonEntry& e) {
   j["metadata"] = e.metadata_path.string();
   j["signature"] = e.signature();
   j["params"] = json::array();
-  for (const auto& p : e.params)
-    j["params"].push_back({{"name", p.name}, {"type", p.type}, {"pointer", p.pointer}, {"divisibility", p.divisibility},
-                           {"size", p.size()}, {"aot", p.aot()}});
+  for (size_t i = 0; i < e.params.size(); ++i) {
+    const auto& p = e.params[i];
+    json param{{"name", p.name}, {"type", p.type}, {"pointer", p.pointer}, {"divisibility", p.divisibility},
+               {"size", p.size()}, {"aot", p.aot()}};
+    if (p.pointer) triton_access_json(e.access, i, param);
+    j["params"].push_back(std::move(param));
+  }
   j["hidden"] = json::array();
   for (const auto& h : e.hidden)
     j["hidden"].push_back({{"name", h.name}, {"size", h.size}, {"align", h.align},

@@ -105,12 +105,50 @@ struct KernelFlags {
   void store(uint32_t v, std::memory_order order = std::memory_order_relaxed) { word.store(v, order); }
 };
 
+// Accesses of a kernel's pointer arguments proven outside its code object
+// (lr_kernel_set_triton_ir: the Triton IR analysis), by argument offset.
+// Copyable like KernelFlags; set and read from any thread.
+class ArgAccessTable {
+ public:
+  using Entry = std::pair<uint32_t, formats::DerivedAccess>;  // explicit argument offset, access
+  ArgAccessTable() = default;
+  ArgAccessTable(const ArgAccessTable& o) : entries_(o.entries()) {}
+  ArgAccessTable& operator=(const ArgAccessTable& o) {
+    if (this != &o) set(o.entries());
+    return *this;
+  }
+  void set(std::vector<Entry> entries) {
+    std::lock_guard lock(mutex_);
+    entries_ = std::move(entries);
+  }
+  std::vector<Entry> entries() const {
+    std::lock_guard lock(mutex_);
+    return entries_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Entry> entries_;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual const KernelInfo& info() const = 0;
   // lr_kernel_flags_t bits (lr_kernel_set_flags); backends read them at launch.
   KernelFlags flags;
+  // Accesses proven from the kernel's Triton IR (lr_kernel_set_triton_ir).
+  ArgAccessTable triton_access;
+  // The access of the explicit argument at `offset` the kernel proves
+  // (docs/access.md): the Triton IR analysis, else the code object's
+  // metadata (.actual_access, else .access), else read-write by default.
+  formats::DerivedAccess arg_access(uint32_t offset) const {
+    for (const auto& [at, access] : triton_access.entries())
+      if (at == offset) return access;
+    for (const auto& a : info().args)
+      if (a.kind != formats::ArgKind::Hidden && a.offset == offset) return formats::derived_access(a);
+    return {};
+  }
 };
 
 class Module {

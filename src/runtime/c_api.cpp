@@ -5,6 +5,8 @@
 #include <new>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "error.hpp"
 #include "graph/handles.hpp"
 #include "lrrt/formats/error.hpp"
@@ -29,6 +31,14 @@ static_assert(static_cast<int>(formats::ArgKind::GlobalBuffer) == LR_ARG_GLOBAL_
 static_assert(static_cast<int>(formats::ArgKind::DynamicShared) == LR_ARG_DYNAMIC_SHARED);
 static_assert(static_cast<int>(formats::ArgKind::Hidden) == LR_ARG_HIDDEN);
 static_assert(static_cast<int>(formats::ArgKind::Other) == LR_ARG_OTHER);
+static_assert(static_cast<int>(formats::AccessMode::Read) == LR_ACCESS_READ);
+static_assert(static_cast<int>(formats::AccessMode::Write) == LR_ACCESS_WRITE);
+static_assert(static_cast<int>(formats::AccessMode::ReadWrite) == LR_ACCESS_READ_WRITE);
+static_assert(static_cast<int>(formats::AccessSource::Default) == LR_ACCESS_SOURCE_DEFAULT);
+static_assert(static_cast<int>(formats::AccessSource::Declared) == LR_ACCESS_SOURCE_DECLARED);
+static_assert(static_cast<int>(formats::AccessSource::ActualAccess) == LR_ACCESS_SOURCE_ACTUAL_ACCESS);
+static_assert(static_cast<int>(formats::AccessSource::Access) == LR_ACCESS_SOURCE_ACCESS);
+static_assert(static_cast<int>(formats::AccessSource::Ttir) == LR_ACCESS_SOURCE_TTIR);
 
 namespace {
 
@@ -715,6 +725,59 @@ lr_status_t lr_kernel_get_arg(lr_kernel_t* kernel, uint32_t index, lr_kernel_arg
   });
 }
 
+lr_status_t lr_kernel_get_arg_access(lr_kernel_t* kernel, uint32_t index, lr_access_mode_t* mode,
+                                     lr_access_source_t* source) {
+  return guard("lr_kernel_get_arg_access", [&] {
+    require(mode, "mode");
+    require(source, "source");
+    rt().check_kernel(kernel);
+    const auto& args = kernel->kernel->info().args;
+    if (index >= args.size())
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "argument index {} out of range ({} arguments)", index, args.size());
+    const auto& a = args[index];
+    const formats::DerivedAccess d =
+        a.kind == formats::ArgKind::Hidden ? formats::DerivedAccess{} : kernel->kernel->arg_access(a.offset);
+    *mode = static_cast<lr_access_mode_t>(d.mode);        // same values (checked below)
+    *source = static_cast<lr_access_source_t>(d.source);  // same values (checked below)
+  });
+}
+
+lr_status_t lr_kernel_set_triton_ir(lr_kernel_t* kernel, const char* ir_text) {
+  return guard("lr_kernel_set_triton_ir", [&] {
+    require(ir_text, "ir_text");
+    rt().check_kernel(kernel);
+    const auto& info = kernel->kernel->info();
+    const std::string where = fmt::format("the Triton IR given for kernel '{}'", info.name);
+    const auto params = formats::parse_triton_signature(ir_text, info.name, where);
+    const formats::TritonAccess access = formats::analyze_triton_access(ir_text, info.name);
+    // Triton's launcher packs the parameters with natural alignment (the
+    // manifest layer does the same); a layout the code object records must
+    // hold an 8-byte argument where each pointer lands.
+    std::vector<lrrt::rt::ArgAccessTable::Entry> entries;
+    uint32_t cursor = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const uint32_t size = params[i].size();
+      cursor = (cursor + size - 1) / size * size;
+      if (params[i].pointer) {
+        if (info.has_arg_layout) {
+          bool found = false;
+          for (const auto& a : info.args) found |= a.kind != formats::ArgKind::Hidden && a.offset == cursor && a.size == 8;
+          if (!found)
+            LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                       "{}: pointer parameter {} ('{}') lands at argument offset {}, where kernel '{}' "
+                       "has no 8-byte argument: the IR is not this kernel's",
+                       where, i, params[i].name, cursor, info.name);
+        }
+        formats::DerivedAccess d;
+        if (access.analysed && i < access.params.size()) d = {access.params[i].mode(), formats::AccessSource::Ttir};
+        entries.emplace_back(cursor, d);
+      }
+      cursor += size;
+    }
+    kernel->kernel->triton_access.set(std::move(entries));
+  });
+}
+
 lr_status_t lr_launch(lr_kernel_t* kernel, const lr_launch_config_t* config, const void* args, size_t args_size) {
   return guard("lr_launch", [&] {
     Runtime& r = rt();
@@ -800,7 +863,16 @@ lr_status_t lr_graph_destroy(lr_graph_t* graph) {
 lr_status_t lr_graph_add_kernel(lr_graph_t* graph, lr_kernel_t* kernel, const lr_launch_config_t* config,
                                 const void* args, size_t args_size, const lr_graph_access_t* accesses,
                                 size_t access_count, lr_graph_node_t* node) {
+  return lr_graph_add_kernel_ex(graph, kernel, config, args, args_size, accesses, access_count, 0, node);
+}
+
+lr_status_t lr_graph_add_kernel_ex(lr_graph_t* graph, lr_kernel_t* kernel, const lr_launch_config_t* config,
+                                   const void* args, size_t args_size, const lr_graph_access_t* accesses,
+                                   size_t access_count, uint32_t flags, lr_graph_node_t* node) {
   return guard("lr_graph_add_kernel", [&] {
+    if (flags & ~uint32_t(LR_GRAPH_KERNEL_DERIVE_ACCESS))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "unknown graph kernel flags {:#x} (LR_GRAPH_KERNEL_DERIVE_ACCESS is {:#x})",
+                 flags, uint32_t(LR_GRAPH_KERNEL_DERIVE_ACCESS));
     Runtime& r = rt();
     r.check_graph(graph);
     r.check_kernel(kernel);
@@ -815,7 +887,8 @@ lr_status_t lr_graph_add_kernel(lr_graph_t* graph, lr_kernel_t* kernel, const lr
       declared[i] = {reinterpret_cast<uintptr_t>(accesses[i].pointer), accesses[i].offset, accesses[i].bytes,
                      static_cast<lrrt::rt::graph::AccessMode>(accesses[i].mode), true};
     std::lock_guard lock(graph->mutex);
-    uint32_t id = graph->graph.add_kernel(*kernel->kernel, cfg, arg_bytes(args, args_size), declared);
+    uint32_t id = graph->graph.add_kernel(*kernel->kernel, cfg, arg_bytes(args, args_size), declared,
+                                          (flags & LR_GRAPH_KERNEL_DERIVE_ACCESS) != 0);
     bool known = false;
     for (const auto& use : graph->modules) known |= use.module() == kernel->module;
     if (!known) graph->modules.emplace_back(kernel->module);

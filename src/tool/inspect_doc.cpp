@@ -14,6 +14,8 @@ json arg_json(const formats::KernelArgInfo& a, size_t index) {
   if (!a.name.empty()) j["name"] = a.name;
   if (!a.type_name.empty()) j["type_name"] = a.type_name;
   if (!a.address_space.empty()) j["address_space"] = a.address_space;
+  if (!a.access.empty()) j["access"] = a.access;
+  if (!a.actual_access.empty()) j["actual_access"] = a.actual_access;
   return j;
 }
 

@@ -116,7 +116,8 @@ json launch_json(const Manifest& m) {
 
 }  // namespace
 
-json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds) {
+json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds,
+                  const std::vector<std::string>* access_sources) {
   json out = json::array();
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const auto& b = m.buffers[i];
@@ -125,6 +126,8 @@ json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>&
     json e{{"name", b.name}, {"type", dtype_name(b.type)}, {"shape", b.shape}, {"count", b.count}, {"bytes", b.bytes}, {"init", init}};
     if (b.access != Access::None)
       e["access"] = b.access == Access::Read ? "read" : b.access == Access::Write ? "write" : "read_write";
+    if (access_sources && i < access_sources->size() && !(*access_sources)[i].empty())
+      e["access_source"] = (*access_sources)[i];
     out.push_back(std::move(e));
   }
   return out;
@@ -302,6 +305,45 @@ json throughput_json(const Manifest& m, double median_ns, const lr_device_memory
   return t;
 }
 
+namespace {
+
+// The manifest with each buffer that declares no access given what the
+// kernel's code object proves for the arguments naming it (docs/access.md):
+// the union over those arguments, unless one of them is unknown (then none,
+// as before: no traffic is claimed). sources[i]: where buffer i's access came
+// from, "" when it has none.
+Manifest with_derived_access(const Manifest& m, const LoadedKernel& k, std::vector<std::string>& sources) {
+  Manifest out = m;
+  sources.assign(m.buffers.size(), "");
+  std::vector<int> bits(m.buffers.size(), 0);
+  std::vector<bool> unknown(m.buffers.size(), false);
+  for (size_t b = 0; b < m.buffers.size(); ++b)
+    if (m.buffers[b].access != Access::None) sources[b] = "declared";
+  for (size_t i = 0; i < m.args.size(); ++i) {
+    const ArgSpec& a = m.args[i];
+    if (a.kind != ArgSpec::Kind::Buffer || m.buffers[a.buffer].access != Access::None) continue;
+    const LoadedKernel::DerivedAccess d = k.derived_access(i);
+    if (d.source == "default") {
+      unknown[a.buffer] = true;
+      continue;
+    }
+    bits[a.buffer] |= int(d.mode);
+    std::string& s = sources[a.buffer];
+    s = s.empty() || s == d.source ? d.source : "derived";
+  }
+  for (size_t b = 0; b < m.buffers.size(); ++b) {
+    if (m.buffers[b].access != Access::None) continue;
+    if (unknown[b] || !bits[b]) {
+      sources[b].clear();
+      continue;
+    }
+    out.buffers[b].access = bits[b] == LR_ACCESS_READ ? Access::Read : bits[b] == LR_ACCESS_WRITE ? Access::Write : Access::ReadWrite;
+  }
+  return out;
+}
+
+}  // namespace
+
 json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOptions& opt) {
   auto note = [&](const std::string& s) {
     if (opt.note) opt.note(s);
@@ -338,7 +380,10 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
     // Time: warm-up and timed launches on the initial contents again.
     const uint32_t warmup = opt.warmup.value_or(m.warmup);
     const uint32_t iterations = opt.iterations.value_or(m.iterations);
-    const json timing = time_runs(*P, m, initial.contents, warmup, iterations, opt);
+    // Buffers without "access" get what the code object proves (bandwidth).
+    std::vector<std::string> access_sources;
+    const Manifest derived = with_derived_access(m, P->kernel, access_sources);
+    const json timing = time_runs(*P, derived, initial.contents, warmup, iterations, opt);
 
     // Verify the verified launch's outputs.
     VerifyInputs checks;
@@ -367,7 +412,7 @@ json run_manifest(const Manifest& m, const lrrt::Device& device, const RunOption
                 {"device_index", P->device().index()},
                 {"launch", launch_json(m)},
                 {"kernargs", {{"bytes", P->kernargs.size()}, {"layout_checked", P->kernel.layout_checked()}}},
-                {"buffers", buffers_json(m, initial.seeds)},
+                {"buffers", buffers_json(derived, initial.seeds, &access_sources)},
                 {"warmup", warmup},
                 {"iterations", iterations},
                 {"timing", timing},

@@ -73,7 +73,10 @@ nlohmann::json run_manifest(const Manifest& m, const lrrt::Device& device, const
 
 // The result's "buffers": every buffer with its init (the seed drawn, for
 // random fills) and access.
-nlohmann::json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds);
+// `access_sources[i]` (when given and not empty): where buffer i's access
+// came from ("declared", "actual_access", "access", "ttir"; docs/access.md).
+nlohmann::json buffers_json(const Manifest& m, const std::vector<std::optional<uint64_t>>& seeds,
+                            const std::vector<std::string>* access_sources = nullptr);
 // The buffers to read back after the verified run: the checked and the saved.
 std::vector<bool> buffers_read_back(const Manifest& m);
 // What running m (one kernel or a sequence) on a `backend` device holds at

@@ -49,7 +49,14 @@ struct KernelStep {
   std::unique_ptr<LoadedKernel> kernel;
   std::vector<std::byte> kernargs;
   std::vector<lr_graph_access_t> accesses;
+  // Per buffer argument: the argument, its access and where it came from
+  // (declared in the manifest, or derived: docs/access.md).
+  json access_sources = json::array();
 };
+
+const char* access_word(lr_access_mode_t m) {
+  return m == LR_ACCESS_READ ? "read" : m == LR_ACCESS_WRITE ? "write" : "read_write";
+}
 
 lr_access_mode_t access_mode(Access a) {
   switch (a) {
@@ -93,7 +100,17 @@ class PreparedSequence {
           const uint64_t address = reinterpret_cast<uint64_t>(base + a.range_offset);
           std::memcpy(k.kernargs.data() + k.kernel->layout().slots[i].offset, &address, sizeof(address));
         }
-        k.accesses.push_back({base, a.range_offset, a.range_bytes, access_mode(a.access)});
+        // An argument without "access" gets what its code object proves.
+        lr_access_mode_t mode = access_mode(a.access);
+        std::string source = "declared";
+        if (a.access == Access::None) {
+          const LoadedKernel::DerivedAccess d = k.kernel->derived_access(i);
+          mode = d.mode;
+          source = d.source;
+        }
+        k.accesses.push_back({base, a.range_offset, a.range_bytes, mode});
+        k.access_sources.push_back(
+            {{"arg", i}, {"buffer", m.buffers[a.buffer].name}, {"access", access_word(mode)}, {"source", source}});
       }
     }
   }
@@ -241,10 +258,13 @@ const char* kind_name(SequenceStep::Kind k) {
   return "";
 }
 
-json steps_json(const Sequence& seq) {
+json steps_json(const Sequence& seq, const PreparedSequence& P) {
   json out = json::array();
-  for (size_t i = 0; i < seq.steps.size(); ++i)
-    out.push_back({{"node", i}, {"step", seq.steps[i].label}, {"kind", kind_name(seq.steps[i].kind)}});
+  for (size_t i = 0; i < seq.steps.size(); ++i) {
+    json step{{"node", i}, {"step", seq.steps[i].label}, {"kind", kind_name(seq.steps[i].kind)}};
+    if (seq.steps[i].kind == SequenceStep::Kind::Kernel) step["accesses"] = P.kernel_step(seq.steps[i].written).access_sources;
+    out.push_back(std::move(step));
+  }
   return out;
 }
 
@@ -267,7 +287,7 @@ json plan_json(const Manifest& m, const PreparedSequence& P, const lrrt::GraphEx
   }
   return {{"manifest", m.path.string()},
           {"name", m.name},
-          {"steps", steps_json(*m.sequence)},
+          {"steps", steps_json(*m.sequence, P)},
           {"buffers", buffer_ranges_json(m, P)},
           {"plan", std::move(plan)}};
 }
@@ -491,7 +511,8 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
                          {"kernel", k.kernel_name()},
                          {"code_object", k.code_object().string()},
                          {"code_object_entry", k.code_object_entry()},
-                         {"kernargs", {{"bytes", P.kernel_step(w).kernargs.size()}, {"layout_checked", k.layout_checked()}}}});
+                         {"kernargs", {{"bytes", P.kernel_step(w).kernargs.size()}, {"layout_checked", k.layout_checked()}}},
+                         {"accesses", P.kernel_step(w).access_sources}});
     }
     const uint64_t copies = static_cast<uint64_t>(
         std::count_if(seq.steps.begin(), seq.steps.end(), [](const SequenceStep& s) { return s.kind == SequenceStep::Kind::Copy; }));

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,10 @@ TEST_CASE("init: a Triton entry gives args by parameter name and the launch as g
     CHECK(m["args"].at("a_ptr").at("buffer") == "a_ptr");
     CHECK(!m["args"].contains("global_scratch"));
     CHECK(m.at("verify").contains("skip"));
+    // Each buffer's access, from lrrt's analysis of the entry's IR (docs/access.md).
+    std::map<std::string, std::string> access;
+    for (const auto& b : m.at("buffers")) access[b.at("name").get<std::string>()] = b.value("access", "");
+    CHECK(access == std::map<std::string, std::string>{{"a_ptr", "read"}, {"b_ptr", "read"}, {"c_ptr", "write"}});
   }
 }
 
@@ -112,6 +117,7 @@ TEST_CASE("inspect: a Triton entry shows the signature as Triton's launcher call
     REQUIRE(!o.at("targets").empty());
     const json& t = o["targets"][0];
     CHECK(t.at("triton_call") == "add_kernel[grid](x_ptr, y_ptr, out_ptr, n)");
+    CHECK(t.at("triton_access") == "x_ptr read, y_ptr read, out_ptr write (ttir)");
     CHECK(t.at("triton_signature") == "*fp32:16, *fp32:16, *fp32:16, i32");
     CHECK(t.at("triton_version") == "3.6.0");
     CHECK(t.at("num_warps") == 4);

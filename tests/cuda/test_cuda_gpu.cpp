@@ -201,6 +201,74 @@ TEST_CASE("images the device cannot run: arch named, JIT log shown") {
   CHECK(lr_module_load(g_dev, host_so.data(), host_so.size(), &m) == LR_ERROR_INVALID_IMAGE);
 }
 
+// Derived access on the GPU (docs/access.md): the committed Triton 3.6 sm_90
+// add_kernel cubin, given its IR, records two dependent steps with no access
+// declared; the plan derives x and y read, out write from the IR and the RAW
+// edge between them, and the replay is exact.
+TEST_CASE("derived access: a Triton cubin given its IR replays a dependent pair exactly") {
+  lr_device_properties_t p;
+  LR_OK(lr_device_get_properties(g_dev, &p));
+  if (std::string(p.arch) < "sm_90") {
+    MESSAGE("the committed Triton cubin is sm_90; device is ", p.arch);
+    return;
+  }
+  const std::string entry = dir_from("LRRT_TEST_SOURCE_DIR", LRRT_TEST_SOURCE_DIR) + "/tests/triton/entries/sm_90/add_kernel/";
+  const auto cubin = read_file(entry + "add_kernel.cubin");
+  const auto ir_bytes = read_file(entry + "add_kernel.ttir");
+  const std::string ir(reinterpret_cast<const char*>(ir_bytes.data()), ir_bytes.size());
+  lr_module_t* m = load(cubin);
+  lr_kernel_t* k = get(m, "add_kernel");
+  LR_OK(lr_kernel_set_triton_ir(k, ir.c_str()));
+  const uint32_t n = (1u << 20) + 37;
+  auto x = random_values<float>(n), y = random_values<float>(n);
+  float* dx = device_copy(x);
+  float* dy = device_copy(y);
+  void* dt = poisoned(n * sizeof(float));
+  void* dout = poisoned(n * sizeof(float));
+  // add_kernel(x, y, out, n) then Triton 3.6's global and profile scratch (null).
+  auto args = [&](const void* a, const void* b, void* out) {
+    Args r;
+    r.add(a).add(b).add(out).add(int32_t(n)).add(static_cast<void*>(nullptr)).add(static_cast<void*>(nullptr));
+    return r;
+  };
+  const Args first = args(dx, dy, dt), second = args(dt, dy, dout);
+  const auto cfg = config1d((n + 255) / 256, 128);  // BLOCK 256, num_warps 4
+  lr_graph_t* g = nullptr;
+  LR_OK(lr_graph_create(g_dev, &g));
+  LR_OK(lr_graph_add_kernel_ex(g, k, &cfg, first.bytes.data(), first.bytes.size(), nullptr, 0,
+                               LR_GRAPH_KERNEL_DERIVE_ACCESS, nullptr));
+  LR_OK(lr_graph_add_kernel_ex(g, k, &cfg, second.bytes.data(), second.bytes.size(), nullptr, 0,
+                               LR_GRAPH_KERNEL_DERIVE_ACCESS, nullptr));
+  lr_graph_exec_t* exec = nullptr;
+  LR_OK(lr_graph_instantiate(g, nullptr, &exec));
+  size_t length = 0;
+  LR_OK(lr_graph_exec_get_plan(exec, nullptr, 0, &length));
+  std::string plan(length + 1, '\0');
+  LR_OK(lr_graph_exec_get_plan(exec, plan.data(), plan.size(), &length));
+  CHECK(plan.find(R"("mode":"write","bytes")") != std::string::npos);
+  CHECK(plan.find(R"("source":"ttir")") != std::string::npos);
+  CHECK(plan.find(R"("source":"default")") == std::string::npos);
+  CHECK(plan.find(R"("from":0,"to":1)") != std::string::npos);
+  for (int replay = 0; replay < 3; ++replay) {
+    LR_OK(lr_graph_exec_launch(exec, nullptr));
+    LR_OK(lr_graph_exec_synchronize(exec));
+    const auto out = download<float>(dout, n);
+    size_t bad = 0;
+    for (uint32_t i = 0; i < n; ++i) bad += out[i] != (x[i] + y[i]) + y[i];
+    CHECK_MESSAGE(bad == 0, bad, " of ", n, " elements differ");
+    std::vector<unsigned char> poison(n * sizeof(float), 0xFF);
+    LR_OK(lr_memcpy(g_dev, dout, poison.data(), poison.size(), LR_MEMCPY_HOST_TO_DEVICE));
+    LR_OK(lr_memcpy(g_dev, dt, poison.data(), poison.size(), LR_MEMCPY_HOST_TO_DEVICE));
+  }
+  LR_OK(lr_graph_exec_destroy(exec));
+  LR_OK(lr_graph_destroy(g));
+  LR_OK(lr_module_destroy(m));
+  LR_OK(lr_free(g_dev, dx));
+  LR_OK(lr_free(g_dev, dy));
+  LR_OK(lr_free(g_dev, dt));
+  LR_OK(lr_free(g_dev, dout));
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // output survives a crash
   alarm(280);  // a hang fails the test rather than stalling the suite

@@ -27,6 +27,12 @@ case $target in
     # .hip_fatbin.
     cp "$repo"/tests/fuzz/seeds/code_object/* "$seeds"/
     ;;
+  triton_ir)
+    # Every committed Triton IR: the entries and the access analysis's fixtures.
+    find "$repo/tests/triton" -name '*.ttir' | while read -r f; do
+      cp "$f" "$seeds/$(echo "${f#$repo/tests/triton/}" | tr / _)"
+    done
+    ;;
 esac
 echo -n "$seeds"
 if [[ -d $repo/tests/fuzz/regressions/$target ]]; then echo -n " $repo/tests/fuzz/regressions/$target"; fi

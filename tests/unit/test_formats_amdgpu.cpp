@@ -293,6 +293,42 @@ TEST_CASE("formats amdgpu: saxpy v5 metadata") {
   CHECK(k.kernarg_size >= 32 + 64);
 }
 
+TEST_CASE("formats amdgpu: .access and .actual_access of each buffer argument") {
+  if (!can_read_metadata()) return;
+  // Four buffers: .actual_access only, both (.actual_access wins), .access
+  // only, and a word lrrt does not know (no proof: read-write by default).
+  Msgpack m;
+  m.map(2).str("amdhsa.target").str("amdgcn-amd-amdhsa--gfx1100");
+  m.str("amdhsa.kernels").array(1).map(3).str(".name").str("k");
+  m.str(".kernarg_segment_size").uint(32);
+  m.str(".args").array(4);
+  m.map(4).str(".offset").uint(0).str(".size").uint(8).str(".value_kind").str("global_buffer");
+  m.str(".actual_access").str("read_only");
+  m.map(5).str(".offset").uint(8).str(".size").uint(8).str(".value_kind").str("global_buffer");
+  m.str(".access").str("read_write").str(".actual_access").str("write_only");
+  m.map(4).str(".offset").uint(16).str(".size").uint(8).str(".value_kind").str("global_buffer");
+  m.str(".access").str("read_only");
+  m.map(4).str(".offset").uint(24).str(".size").uint(8).str(".value_kind").str("global_buffer");
+  m.str(".access").str("default");
+  const auto co = parse_code_object(hsaco_with_metadata(m.bytes));
+  REQUIRE(co.kernels.size() == 1);
+  const auto& a = co.kernels[0].args;
+  REQUIRE(a.size() == 4);
+  CHECK(a[0].actual_access == "read_only");
+  CHECK(a[1].access == "read_write");
+  CHECK(a[1].actual_access == "write_only");
+  CHECK(a[2].access == "read_only");
+  auto derived = [&](size_t i) { return std::make_pair(derived_access(a[i]).mode, derived_access(a[i]).source); };
+  CHECK(derived(0) == std::make_pair(AccessMode::Read, AccessSource::ActualAccess));
+  CHECK(derived(1) == std::make_pair(AccessMode::Write, AccessSource::ActualAccess));
+  CHECK(derived(2) == std::make_pair(AccessMode::Read, AccessSource::Access));
+  CHECK(derived(3) == std::make_pair(AccessMode::ReadWrite, AccessSource::Default));
+  // A by-value argument has no access, whatever its metadata says.
+  KernelArgInfo by_value = a[0];
+  by_value.kind = ArgKind::ByValue;
+  CHECK(derived_access(by_value).source == AccessSource::Default);
+}
+
 TEST_CASE("formats amdgpu: v4 and v6") {
   auto v4 = parse_code_object(read_kernel("saxpy.gfx1100.v4.hsaco"));
   CHECK(v4.code_object_version == 4);

@@ -66,6 +66,16 @@ class LoadedKernel {
   // queue; a configuration the device rejects is an InputError naming /launch.
   void launch(std::span<const std::byte> args) const;
 
+  // How buffer argument `arg` (an index into the manifest's args) is touched
+  // when the manifest does not say (docs/access.md): the Triton entry's IR
+  // analysis ("ttir"), else the code object's .actual_access or .access
+  // (lr_kernel_get_arg_access), else read-write ("default").
+  struct DerivedAccess {
+    lr_access_mode_t mode = LR_ACCESS_READ_WRITE;
+    std::string source = "default";
+  };
+  DerivedAccess derived_access(size_t arg) const;
+
  private:
   lrrt::Device device_;
   lr_device_properties_t properties_{};
@@ -77,6 +87,7 @@ class LoadedKernel {
   KernargLayout layout_;
   uint32_t kernarg_min_size_ = 0;  // the kernel's explicit argument bytes, when declared
   bool layout_checked_ = false;
+  nlohmann::json triton_params_;  // a Triton entry's params (lr_triton_describe), with their access
   lrrt::LaunchConfig config_{};
 };
 

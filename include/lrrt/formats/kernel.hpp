@@ -29,7 +29,39 @@ struct KernelArgInfo {
   std::string name;           // when recorded
   std::string type_name;      // when recorded
   std::string address_space;  // AMD metadata: global, generic, ...
+  // AMD metadata of a global_buffer: .access is what the source declared
+  // (`const`), .actual_access what the compiler proved (noalias and only
+  // read, or only written); each read_only, write_only or read_write, ""
+  // when absent. derived_access() reads them.
+  std::string access;
+  std::string actual_access;
 };
+
+// How a kernel uses a buffer argument, as lrrt's graph declarations say it
+// (the values of the C ABI's lr_access_mode_t).
+enum class AccessMode : uint32_t { Read = 1, Write = 2, ReadWrite = 3 };
+// "read", "write", "read_write".
+std::string_view access_mode_name(AccessMode mode);
+
+// Where an argument's access came from, narrowest proof first (docs/access.md).
+enum class AccessSource : uint32_t {
+  Default = 0,       // nothing known: read-write
+  Declared = 1,      // given by the user (manifest, caller)
+  ActualAccess = 2,  // AMD metadata .actual_access
+  Access = 3,        // AMD metadata .access
+  Ttir = 4,          // lrrt's analysis of a Triton kernel's IR (triton_access.hpp)
+};
+// "default", "declared", "actual_access", "access", "ttir".
+std::string_view access_source_name(AccessSource source);
+
+struct DerivedAccess {
+  AccessMode mode = AccessMode::ReadWrite;
+  AccessSource source = AccessSource::Default;
+};
+// The access a code object's metadata proves for an argument: .actual_access,
+// else .access; read-write from Default when neither holds one of the three
+// words (or the argument is no global_buffer).
+DerivedAccess derived_access(const KernelArgInfo& arg);
 
 struct KernelInfo {
   std::string name;

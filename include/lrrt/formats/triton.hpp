@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lrrt/formats/error.hpp"
+#include "lrrt/formats/triton_access.hpp"
 
 namespace lrrt::formats {
 
@@ -55,6 +56,7 @@ struct TritonEntry {
   bool launch_cooperative_grid = false;
   std::vector<TritonParam> params;     // the user's, in order
   std::vector<TritonScratch> hidden;   // appended after params, in order
+  TritonAccess access;                 // params' accesses from the IR (triton_access.hpp)
   uint32_t block() const { return warp_size * num_warps; }
   // Bytes of a hidden scratch allocation for a grid of `programs` programs:
   // programs × num_ctas × size (3.3: programs × size); 0 when size is 0.
@@ -84,7 +86,10 @@ std::vector<TritonParam> parse_triton_signature(std::string_view ir_text, const 
 
 // The entry as JSON text (the C ABI's lr_triton_describe): name, backend,
 // arch, warp_size, num_warps, num_ctas, shared, version, binary, signature,
-// params [{name, type, pointer, divisibility, size}], hidden [{name, size, align}].
+// params [{name, type, pointer, divisibility, size, and for pointers access
+// ("read", "write", "read_write") and access_source ("ttir", or "default"
+// when the IR could not be analysed: access_failure says why)}], hidden
+// [{name, size, align}].
 std::string triton_entry_json(const TritonEntry& entry);
 
 }  // namespace lrrt::formats

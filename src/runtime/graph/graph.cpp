@@ -180,7 +180,7 @@ uint32_t Graph::next_id() const {
 }
 
 uint32_t Graph::add_kernel(Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
-                           std::span<const DeclaredAccess> accesses) {
+                           std::span<const DeclaredAccess> accesses, bool derive_access) {
   uint32_t id = next_id();
   const KernelInfo& info = kernel.info();
   if (info.has_arg_layout) {
@@ -205,7 +205,8 @@ uint32_t Graph::add_kernel(Kernel& kernel, const LaunchConfig& config, std::span
   }
   Node node;
   node.step = KernelStep{&kernel, config, std::vector<std::byte>(args.begin(), args.end()),
-                         (kernel.flags.load(std::memory_order_relaxed) & LR_KERNEL_WAITS_FOR_PRODUCER) != 0};
+                         (kernel.flags.load(std::memory_order_relaxed) & LR_KERNEL_WAITS_FOR_PRODUCER) != 0,
+                         derive_access};
   node.accesses.assign(accesses.begin(), accesses.end());
   for (auto& a : node.accesses) a.device_side = true;
   nodes_.push_back(std::move(node));
@@ -332,6 +333,25 @@ bool touches_pointer_args(const KernelStep& step, size_t offset, size_t size) {
 
 namespace {
 
+// LR_GRAPH_KERNEL_DERIVE_ACCESS: every pointer argument inside an
+// allocation that no declaration covers gets the access the kernel proves,
+// over the whole allocation (a kernel may index before its pointer: wider is
+// safe). An argument the kernel says nothing of is read-write.
+void derive_kernel_accesses(const KernelStep& step, const AllocationTable& allocations, std::vector<ResolvedAccess>& out) {
+  const size_t declared = out.size();
+  for (const auto& slot : pointer_slots(step.kernel->info(), step.args.size())) {
+    uint64_t value = 0;
+    std::memcpy(&value, step.args.data() + slot.offset, 8);
+    const Range* alloc = value ? allocations.find(uintptr_t(value)) : nullptr;
+    if (!alloc) continue;  // null, a scalar, or a pointer check_kernel_args rejects
+    bool covered = false;
+    for (size_t i = 0; i < declared; ++i) covered |= out[i].device_side && out[i].range.contains(uintptr_t(value));
+    if (covered) continue;
+    const formats::DerivedAccess a = step.kernel->arg_access(slot.offset);
+    out.push_back({*alloc, static_cast<AccessMode>(a.mode), true, a.source});
+  }
+}
+
 std::vector<ResolvedAccess> resolve(const std::vector<Node>& nodes, uint32_t id, const AllocationTable& allocations) {
   const Node& node = nodes[id];
   std::vector<ResolvedAccess> out;
@@ -357,6 +377,8 @@ std::vector<ResolvedAccess> resolve(const std::vector<Node>& nodes, uint32_t id,
                  end - alloc->end, alloc->size(), alloc->begin);
     out.push_back({{begin, end}, d.mode, true});
   }
+  if (node.kind() == NodeKind::Kernel && std::get<KernelStep>(node.step).derive_access)
+    derive_kernel_accesses(std::get<KernelStep>(node.step), allocations, out);
   return out;
 }
 

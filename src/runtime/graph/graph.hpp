@@ -60,6 +60,10 @@ struct KernelStep {
   // LR_KERNEL_WAITS_FOR_PRODUCER when recorded: the cuda lowering may join
   // two such kernels by a programmatic edge.
   bool waits_for_producer = false;
+  // LR_GRAPH_KERNEL_DERIVE_ACCESS: pointer arguments no declaration covers
+  // get the access the kernel proves (Kernel::arg_access), over their whole
+  // allocation, when the graph is instantiated.
+  bool derive_access = false;
 };
 struct CopyStep {
   void* dst = nullptr;
@@ -93,7 +97,7 @@ std::string describe_node(const std::vector<Node>& nodes, uint32_t id);
 class Graph {
  public:
   uint32_t add_kernel(Kernel& kernel, const LaunchConfig& config, std::span<const std::byte> args,
-                      std::span<const DeclaredAccess> accesses);
+                      std::span<const DeclaredAccess> accesses, bool derive_access = false);
   uint32_t add_copy(void* dst, const void* src, size_t size, CopyKind kind);
   uint32_t add_fill(void* dst, size_t size, std::span<const std::byte> pattern);
   // `to` runs after `from`.
@@ -139,6 +143,9 @@ struct ResolvedAccess {
   Range range;
   AccessMode mode = AccessMode::Read;
   bool device_side = true;
+  // Declared by the caller, or derived for a kernel step recorded with
+  // LR_GRAPH_KERNEL_DERIVE_ACCESS (lrrt plan shows it).
+  formats::AccessSource source = formats::AccessSource::Declared;
 };
 
 // Ancestor sets, one bit per node: bit a of row v is set when a must finish

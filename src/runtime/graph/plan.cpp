@@ -62,7 +62,7 @@ Plan make_plan(const Graph& graph, const Derived& d, const Lanes& lanes, uint32_
     n.label = nodes[v].label();
     n.lane = lanes.of[v];
     n.position = d.position[v];
-    for (const auto& a : d.accesses[v]) n.accesses.push_back({a.range, a.mode, a.device_side});
+    for (const auto& a : d.accesses[v]) n.accesses.push_back({a.range, a.mode, a.device_side, a.source});
     plan.nodes.push_back(std::move(n));
   }
   plan.edges = d.edges;
@@ -115,8 +115,9 @@ std::string plan_to_json(const Plan& plan) {
                        node_kind_name(n.kind), quoted(n.label), n.lane, n.position);
     for (size_t a = 0; a < n.accesses.size(); ++a) {
       const auto& x = n.accesses[a];
-      out += fmt::format(R"({}{{"mode":"{}","bytes":["{:#x}","{:#x}"],"memory":"{}"}})", a ? "," : "",
-                         access_mode_name(x.mode), x.range.begin, x.range.end, x.device_side ? "device" : "host");
+      out += fmt::format(R"({}{{"mode":"{}","bytes":["{:#x}","{:#x}"],"memory":"{}","source":"{}"}})", a ? "," : "",
+                         access_mode_name(x.mode), x.range.begin, x.range.end, x.device_side ? "device" : "host",
+                         formats::access_source_name(x.source));
     }
     out += "]}";
   }

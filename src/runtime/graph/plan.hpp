@@ -17,6 +17,7 @@ struct PlanAccess {
   Range range;
   AccessMode mode;
   bool device_side;
+  formats::AccessSource source = formats::AccessSource::Declared;
 };
 
 struct PlanNode {

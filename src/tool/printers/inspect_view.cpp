@@ -3,7 +3,8 @@
 // "size", "targets": [{"target", "format", ["entry"], "offset", "size",
 // facts..., ["note"], "kernels": [{"name", "symbol", sizes...,
 // "has_arg_layout", "args": [{"index", "offset", "size", "kind",
-// ["value_kind", "name", "type_name", "address_space"]}]}]}]}]}. A kernel
+// ["value_kind", "name", "type_name", "address_space", "access",
+// "actual_access"]}]}]}]}]}. A kernel
 // or argument field a format does not record is absent; its column is left
 // out when no row fills it.
 #include <fmt/format.h>
@@ -28,7 +29,8 @@ const std::vector<std::pair<std::string, std::string>> kKernelColumns = {
     {"wave", "wavefront_size"},  {"sgpr", "sgpr_count"},
     {"vgpr", "vgpr_count"},      {"regs", "registers"}};
 const std::vector<std::string> kArgColumns = {"index", "offset", "size", "kind",
-                                              "value_kind", "name", "type_name", "address_space"};
+                                              "value_kind", "name", "type_name", "address_space",
+                                              "access", "actual_access"};
 // Target fields that are not facts.
 const std::set<std::string> kTargetKeys = {"target", "format", "entry", "offset", "size", "note", "kernels"};
 

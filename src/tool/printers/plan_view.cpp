@@ -1,5 +1,7 @@
 // `lrrt plan` results: {"kind": "plan", "meta", "device", "plans": [{"manifest",
-// "name", "backend", "steps", "buffers", "plan": <lr_graph_exec_get_plan>}]}.
+// "name", "backend", "steps" [{"node", "step", "kind", "accesses" (kernel
+// steps: [{"arg", "buffer", "access", "source"}])}], "buffers", "plan":
+// <lr_graph_exec_get_plan>}]}.
 // The plan is printed as the runtime wrote it; the view only puts buffer and
 // step names on its addresses and node ids.
 #include <fmt/format.h>
@@ -52,12 +54,25 @@ std::string step_of(const json& entry, const json& node_id) {
   return node_id.dump();
 }
 
+// "read x; write y (actual_access)": each access, and where it came from
+// when not declared (docs/access.md): the tool's step entry says for the
+// manifest's arguments, the runtime's plan for accesses it derived itself.
 std::string accesses_text(const json& entry, const json& node) {
   std::string out;
   const json& acc = member(node, "accesses");
+  const json& id = member(node, "id");
+  const json& steps = member(entry, "steps");
+  const json* sources = nullptr;
+  if (steps.is_array() && id.is_number_unsigned() && id.get<size_t>() < steps.size()) {
+    const json& s = member(steps[id.get<size_t>()], "accesses");
+    if (s.is_array() && acc.is_array() && s.size() == acc.size()) sources = &s;
+  }
   if (acc.is_array())
-    for (const auto& a : acc)
-      out += (out.empty() ? "" : "; ") + text_of(a, "mode") + " " + buffer_of(entry, member(a, "bytes"));
+    for (size_t i = 0; i < acc.size(); ++i) {
+      out += (out.empty() ? "" : "; ") + text_of(acc[i], "mode") + " " + buffer_of(entry, member(acc[i], "bytes"));
+      const std::string source = sources ? text_of((*sources)[i], "source") : text_of(acc[i], "source");
+      if (!source.empty() && source != "declared") out += " (" + source + ")";
+    }
   return out;
 }
 

@@ -1,0 +1,752 @@
+// Access analysis of a Triton kernel's IR (include/lrrt/formats/triton_access.hpp,
+// docs/access.md). The IR is MLIR's printed form: one operation per line, a
+// region opened by a line ending in '{' and closed by a line starting with
+// '}'. The analysis is a taint analysis over SSA values:
+//   1. parse the kernel's body into operations (results, operand names,
+//      regions, block arguments), checking that every name used is defined;
+//   2. each pointer parameter taints itself; operations that only compute
+//      addresses or move pointers (the "follow" rows of the table) pass the
+//      taint of their operands to their results, structured control flow
+//      passes it position by position (init -> block argument -> yield ->
+//      result); iterate to a fixpoint (taints only grow);
+//   3. accesses (loads, stores, atomics, descriptors) read the taint of their
+//      pointer operand; every other use of a tainted value makes its
+//      parameters read-write.
+// Soundness does not depend on the parser knowing every operation: an
+// operation it does not know is an escape for its operands, and a pointer it
+// produces from nothing known has "unknown origin", which makes every
+// pointer parameter read-write when it is accessed or escapes.
+#include "lrrt/formats/triton_access.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+namespace lrrt::formats {
+
+AccessMode TritonParamAccess::mode() const {
+  if (read && write) return AccessMode::ReadWrite;
+  if (write) return AccessMode::Write;
+  return AccessMode::Read;
+}
+
+namespace {
+
+// Thrown inside the analysis only: the IR has a shape it does not read.
+struct Unreadable {
+  std::string why;
+};
+
+[[noreturn]] void unreadable(size_t line, const std::string& what) {
+  throw Unreadable{fmt::format("line {}: {}", line, what)};
+}
+
+bool ssa_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' || c == '-';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The text with every string literal's contents removed (the quotes stay):
+// inline assembly, locations and names may hold '%', '{' or '}'.
+std::string strip_strings(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  bool quoted = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      else if (c == '"') {
+        quoted = false;
+        out += c;
+      }
+      continue;
+    }
+    if (c == '"') quoted = true;
+    out += c;
+  }
+  return out;
+}
+
+// Every SSA name in the text, in order: "%x", "%x#1".
+std::vector<std::string> ssa_names(std::string_view s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') continue;
+    size_t j = i + 1;
+    while (j < s.size() && ssa_char(s[j])) ++j;
+    if (j == i + 1) continue;
+    if (j + 1 < s.size() && s[j] == '#' && std::isdigit(static_cast<unsigned char>(s[j + 1]))) {
+      ++j;
+      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    }
+    out.emplace_back(s.substr(i, j - i));
+    i = j - 1;
+  }
+  return out;
+}
+
+bool has_pointer_type(std::string_view s) {
+  return s.find("!tt.ptr") != std::string_view::npos || s.find("tensordesc") != std::string_view::npos;
+}
+
+// Whether the result types of an op's text (after the last " -> ", else
+// after the last " : ") hold a pointer: MLIR prints the types an op defines
+// last. An op whose result type is inferred from its operands has a pointer
+// result only from a pointer operand, which the analysis already tracks.
+bool result_has_pointer(std::string_view s) {
+  size_t at = s.rfind(" -> ");
+  if (at == std::string_view::npos) at = s.rfind(" : ");
+  return at != std::string_view::npos && has_pointer_type(s.substr(at));
+}
+
+// Whether some !tt.ptr<...> in the text points to pointers: what a load
+// through it yields is then a pointer of unknown origin.
+bool pointer_to_pointer(std::string_view s) {
+  for (size_t at = s.find("!tt.ptr<"); at != std::string_view::npos; at = s.find("!tt.ptr<", at + 1)) {
+    int depth = 0;
+    size_t i = at + 7;
+    for (; i < s.size(); ++i) {
+      if (s[i] == '<') ++depth;
+      else if (s[i] == '>' && --depth == 0) break;
+    }
+    if (has_pointer_type(s.substr(at + 8, i - at - 8))) return true;
+  }
+  return false;
+}
+
+int net_braces(std::string_view s) {
+  int n = 0;
+  for (char c : s) n += c == '{' ? 1 : c == '}' ? -1 : 0;
+  return n;
+}
+
+// The text inside the parenthesis opening at s[open] (string-free text).
+std::optional<std::string_view> paren_group(std::string_view s, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    else if (s[i] == ')' && --depth == 0) return s.substr(open + 1, i - open - 1);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string_view> split_top(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(' || c == '<' || c == '{' || c == '[') ++depth;
+    else if (c == ')' || c == '>' || c == '}' || c == ']') --depth;
+    else if (c == ',' && depth == 0) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (!trim(s.substr(start)).empty()) out.push_back(trim(s.substr(start)));
+  return out;
+}
+
+enum class OpKind {
+  Follow,      // results derive from the operands (address arithmetic, shapes, select)
+  Load,        // reads through operand 0
+  Store,       // writes through operand 0
+  Atomic,      // reads and writes through operand 0
+  For,
+  If,
+  While,
+  Yield,       // scf.yield
+  Condition,   // scf.condition
+  Other,       // anything else: its operands escape
+};
+
+OpKind op_kind(std::string_view name) {
+  static const std::string_view follow[] = {
+      "tt.addptr",  "tt.splat",          "tt.broadcast",    "tt.expand_dims",          "tt.reshape",
+      "tt.trans",   "tt.cat",            "tt.join",         "tt.split",                "tt.unsplat",
+      "tt.advance", "tt.make_block_ptr", "tt.bitcast",      "tt.make_tensor_descriptor", "arith.select",
+      "ttg.convert_layout"};
+  for (auto f : follow)
+    if (name == f) return OpKind::Follow;
+  if (name == "tt.load" || name == "tt.descriptor_load" || name == "tt.descriptor_gather") return OpKind::Load;
+  if (name == "tt.store" || name == "tt.descriptor_store" || name == "tt.descriptor_scatter") return OpKind::Store;
+  if (name == "tt.atomic_rmw" || name == "tt.atomic_cas" || name == "tt.descriptor_reduce") return OpKind::Atomic;
+  if (name == "scf.for") return OpKind::For;
+  if (name == "scf.if") return OpKind::If;
+  if (name == "scf.while") return OpKind::While;
+  if (name == "scf.yield") return OpKind::Yield;
+  if (name == "scf.condition") return OpKind::Condition;
+  return OpKind::Other;
+}
+
+struct Op {
+  size_t line = 0;
+  std::string name;
+  OpKind kind = OpKind::Other;
+  std::vector<size_t> results;
+  std::vector<size_t> uses;                       // operands, in order (not the pairs)
+  std::vector<std::pair<size_t, size_t>> pairs;   // scf.for iter_args / scf.while: (block arg, init)
+  int parent = -1;  // the op whose region holds this one; -1: the kernel's body
+  int region = 0;
+  bool result_pointer = false;  // a pointer type among its result types (its line or closing line)
+  bool loads_pointers = false;  // accesses memory holding pointers (!tt.ptr<!tt.ptr<...>>)
+  std::vector<std::vector<size_t>> region_args;  // entry-block arguments per region
+  std::vector<int> terminators;                  // per region: its last op
+};
+
+struct Value {
+  size_t line = 0;
+  bool pointer_typed = false;
+};
+
+struct OpenRegion {
+  int owner;  // op index, -1 for the kernel's body
+  int index;  // which region of the owner
+  int last_op = -1;
+  bool has_label = false;
+  std::vector<std::string> names;  // defined in this region: out of scope when it closes
+};
+
+struct Parsed {
+  std::vector<std::string> param_names;
+  std::vector<bool> param_pointer;
+  std::vector<Op> ops;
+  std::vector<Value> values;           // parameters first, in order
+  std::vector<size_t> unknown_origin;  // values defined with no known origin
+};
+
+// MLIR names values per region: a name is visible in the region that
+// defines it and the regions nested in it, and sibling regions reuse names.
+class Parser {
+ public:
+  Parser(std::string_view ir, std::string_view kernel) : ir_(ir), kernel_(kernel) {}
+
+  Parsed run() {
+    size_t at = find_header();
+    open_.push_back({-1, 0, -1, false, {}});
+    parse_header(at);
+    parse_body();
+    return std::move(out_);
+  }
+
+ private:
+  size_t define(const std::string& name, bool pointer_typed) {
+    if (visible_.count(name)) unreadable(line_, fmt::format("{} is defined twice", name));
+    visible_.emplace(name, out_.values.size());
+    open_.back().names.push_back(name);
+    out_.values.push_back({line_, pointer_typed});
+    return out_.values.size() - 1;
+  }
+
+  size_t resolve(const std::string& name) const {
+    if (auto it = visible_.find(name); it != visible_.end()) return it->second;
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, "#0") == 0)
+      if (auto it = visible_.find(name.substr(0, name.size() - 2)); it != visible_.end()) return it->second;
+    unreadable(line_, fmt::format("{} is used where it is not defined", name));
+  }
+
+  std::vector<size_t> resolve_all(const std::vector<std::string>& names) const {
+    std::vector<size_t> out;
+    for (const auto& n : names) out.push_back(resolve(n));
+    return out;
+  }
+
+  size_t find_header() {
+    for (const std::string& head : {fmt::format("tt.func public @{}(", kernel_), fmt::format("tt.func public @\"{}\"(", kernel_)}) {
+      const size_t at = ir_.find(head);
+      if (at != std::string_view::npos) return at + head.size() - 1;
+    }
+    throw Unreadable{fmt::format("no \"tt.func public @{}(\"", kernel_)};
+  }
+
+  void parse_header(size_t open) {
+    size_t eol = ir_.find('\n', open);
+    if (eol == std::string_view::npos) eol = ir_.size();
+    line_ = size_t(std::count(ir_.begin(), ir_.begin() + std::ptrdiff_t(open), '\n')) + 1;
+    const std::string text = strip_strings(ir_.substr(open, eol - open));
+    auto params = paren_group(text, 0);
+    if (!params) unreadable(line_, "the signature does not close on its line");
+    for (auto p : split_top(*params)) {
+      const size_t colon = p.find(':');
+      if (p.empty() || p.front() != '%' || colon == std::string_view::npos) unreadable(line_, "cannot read a parameter");
+      const std::string name(trim(p.substr(0, colon)));
+      const bool pointer = has_pointer_type(p.substr(colon + 1, p.find_first_of(" {", colon + 2) - colon - 1));
+      define(name, pointer);
+      out_.param_names.push_back(name.substr(1));
+      out_.param_pointer.push_back(pointer);
+    }
+    if (net_braces(std::string_view(text).substr(params->size() + 2)) != 1)
+      unreadable(line_, "the kernel's body does not open on the signature's line");
+    pos_ = eol;
+  }
+
+  void parse_body() {
+    while (!open_.empty()) {
+      if (pos_ >= ir_.size()) throw Unreadable{"the kernel's body does not close"};
+      size_t eol = ir_.find('\n', pos_ + 1);
+      if (eol == std::string_view::npos) eol = ir_.size();
+      ++line_;
+      const std::string_view raw = trim(ir_.substr(pos_ + 1, eol - pos_ - 1));
+      pos_ = eol;
+      if (raw.empty()) continue;
+      if (raw.front() == '}') close_region(raw);
+      else if (raw.front() == '^') block_label(raw);
+      else operation(raw);
+    }
+  }
+
+  void close_region(std::string_view raw) {
+    OpenRegion done = std::move(open_.back());
+    open_.pop_back();
+    for (const auto& n : done.names) visible_.erase(n);
+    if (done.owner >= 0) {
+      Op& owner = out_.ops[size_t(done.owner)];
+      if (owner.terminators.size() <= size_t(done.index)) owner.terminators.resize(size_t(done.index) + 1, -1);
+      owner.terminators[size_t(done.index)] = done.last_op;
+    }
+    const std::string rest = strip_strings(raw.substr(1));
+    if (!ssa_names(rest).empty()) unreadable(line_, "a value after a region's '}'");
+    const int net = net_braces(rest);
+    if (net == 0) {
+      if (done.owner >= 0 && result_has_pointer(rest)) out_.ops[size_t(done.owner)].result_pointer = true;
+      return;
+    }
+    if (net != 1 || done.owner < 0) unreadable(line_, "unbalanced braces");
+    open_.push_back({done.owner, done.index + 1, -1, false, {}});
+  }
+
+  void block_label(std::string_view raw) {
+    const std::string text = strip_strings(raw);
+    OpenRegion& region = open_.back();
+    const bool entry = region.last_op < 0 && !region.has_label && region.owner >= 0;
+    region.has_label = true;
+    std::vector<size_t> args;
+    if (const size_t p = text.find('('); p != std::string::npos) {
+      auto group = paren_group(text, p);
+      if (!group) unreadable(line_, "a block label's arguments do not close");
+      for (auto a : split_top(*group)) {
+        const size_t colon = a.find(':');
+        if (a.empty() || a.front() != '%' || colon == std::string_view::npos) unreadable(line_, "cannot read a block argument");
+        const size_t id = define(std::string(trim(a.substr(0, colon))), has_pointer_type(a.substr(colon + 1)));
+        args.push_back(id);
+        // Arguments of a block that is not the entry of an op's region come
+        // from branches (cf.br), which the analysis does not follow.
+        if (!entry) out_.unknown_origin.push_back(id);
+      }
+    }
+    if (entry) {
+      Op& owner = out_.ops[size_t(region.owner)];
+      if (owner.region_args.size() <= size_t(region.index)) owner.region_args.resize(size_t(region.index) + 1);
+      owner.region_args[size_t(region.index)] = std::move(args);
+    }
+  }
+
+  // Reads "%a, %b:2 = " at the start of the line into result names.
+  std::vector<std::string> results(std::string_view& s) {
+    std::vector<std::string> out;
+    if (s.empty() || s.front() != '%') return out;
+    size_t i = 0;
+    while (true) {
+      if (i >= s.size() || s[i] != '%') unreadable(line_, "cannot read the results");
+      size_t j = i + 1;
+      while (j < s.size() && ssa_char(s[j])) ++j;
+      const std::string base(s.substr(i, j - i));
+      size_t count = 1;
+      if (j < s.size() && s[j] == ':') {
+        size_t k = j + 1;
+        count = 0;
+        while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])) && count < 1000000)
+          count = count * 10 + size_t(s[k++] - '0');
+        if (k == j + 1 || count == 0 || count >= 1000000) unreadable(line_, "cannot read a result count");
+        j = k;
+      }
+      if (count == 1) out.push_back(base);
+      else
+        for (size_t r = 0; r < count; ++r) out.push_back(fmt::format("{}#{}", base, r));
+      while (j < s.size() && s[j] == ' ') ++j;
+      if (j < s.size() && s[j] == ',') {
+        i = j + 1;
+        while (i < s.size() && s[i] == ' ') ++i;
+        continue;
+      }
+      if (j + 1 < s.size() && s[j] == '=' && s[j + 1] == ' ') {
+        s = trim(s.substr(j + 1));
+        return out;
+      }
+      unreadable(line_, "cannot read the results");
+    }
+  }
+
+  void operation(std::string_view raw) {
+    Op op;
+    op.line = line_;
+    op.parent = open_.back().owner;
+    op.region = open_.back().index;
+    std::string_view s = raw;
+    const std::vector<std::string> result_names = results(s);
+    size_t n = 0;
+    if (!s.empty() && s.front() == '"') {
+      n = s.find('"', 1);
+      if (n == std::string_view::npos) unreadable(line_, "an operation name does not close");
+      op.name = std::string(s.substr(1, n - 1));
+      ++n;
+    } else {
+      while (n < s.size() && (std::isalnum(static_cast<unsigned char>(s[n])) || s[n] == '_' || s[n] == '.' || s[n] == '$')) ++n;
+      op.name = std::string(s.substr(0, n));
+    }
+    if (op.name.empty()) unreadable(line_, "cannot read the operation's name");
+    op.kind = op_kind(op.name);
+    const std::string rest = strip_strings(s.substr(n));
+    op.result_pointer = result_has_pointer(rest);
+    op.loads_pointers = pointer_to_pointer(rest);
+    // Names the op defines inside its first region (scf.for's induction
+    // variable and iter_args, scf.while's arguments).
+    std::vector<std::string> region_defs;
+    std::vector<std::string> inits;
+    switch (op.kind) {
+      case OpKind::For: read_for(rest, op, region_defs, inits); break;
+      case OpKind::While: read_while(rest, op, region_defs, inits); break;
+      default: op.uses = resolve_all(ssa_names(rest)); break;
+    }
+    const std::vector<size_t> init_ids = resolve_all(inits);
+    const int net = net_braces(rest);
+    if (net < 0 || net > 1) unreadable(line_, "unbalanced braces");
+    const bool opens = net == 1;
+    if (!opens && (op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::While))
+      unreadable(line_, op.name + " without a region on its line");
+    for (const auto& r : result_names) op.results.push_back(define(r, op.result_pointer));
+    const size_t index = out_.ops.size();
+    open_.back().last_op = int(index);
+    if (opens) open_.push_back({int(index), 0, -1, false, {}});
+    // The induction variable (an integer) comes first for scf.for.
+    const size_t first_pair = region_defs.size() - init_ids.size();
+    for (size_t d = 0; d < region_defs.size(); ++d) {
+      const size_t id = define(region_defs[d], d >= first_pair && op.result_pointer);
+      if (d >= first_pair) op.pairs.emplace_back(id, init_ids[d - first_pair]);
+    }
+    out_.ops.push_back(std::move(op));
+  }
+
+  // scf.for %iv = %lb to %ub step %s [iter_args(%a = %init, ...)] ...
+  void read_for(const std::string& rest, Op& op, std::vector<std::string>& defs, std::vector<std::string>& inits) {
+    const size_t ia = rest.find("iter_args(");
+    std::vector<std::string> before = ssa_names(rest.substr(0, ia));
+    if (before.empty()) unreadable(line_, "scf.for without an induction variable");
+    defs.push_back(before.front());
+    op.uses = resolve_all(std::vector<std::string>(before.begin() + 1, before.end()));  // bounds and step
+    if (ia == std::string::npos) return;
+    auto group = paren_group(rest, ia + 9);
+    if (!group) unreadable(line_, "scf.for iter_args do not close");
+    read_pairs(*group, defs, inits);
+    for (size_t u : resolve_all(ssa_names(rest.substr(ia + 9 + group->size() + 2)))) op.uses.push_back(u);
+  }
+
+  // scf.while (%a = %init, ...) : ...
+  void read_while(const std::string& rest, Op& op, std::vector<std::string>& defs, std::vector<std::string>& inits) {
+    const size_t p = rest.find('(');
+    if (p == std::string::npos) unreadable(line_, "scf.while without arguments");
+    auto group = paren_group(rest, p);
+    if (!group) unreadable(line_, "scf.while arguments do not close");
+    read_pairs(*group, defs, inits);
+    op.uses = resolve_all(ssa_names(rest.substr(p + group->size() + 2)));
+  }
+
+  void read_pairs(std::string_view group, std::vector<std::string>& defs, std::vector<std::string>& inits) {
+    for (auto item : split_top(group)) {
+      const size_t eq = item.find('=');
+      if (eq == std::string_view::npos) unreadable(line_, "cannot read \"%arg = %init\"");
+      auto arg = ssa_names(item.substr(0, eq));
+      auto init = ssa_names(item.substr(eq + 1));
+      if (arg.size() != 1 || init.size() != 1) unreadable(line_, "cannot read \"%arg = %init\"");
+      defs.push_back(arg.front());
+      inits.push_back(init.front());
+    }
+  }
+
+  std::string_view ir_;
+  std::string_view kernel_;
+  size_t pos_ = 0;
+  size_t line_ = 0;
+  std::vector<OpenRegion> open_;
+  std::unordered_map<std::string, size_t> visible_;
+  Parsed out_;
+};
+
+// The fixpoint: taint bits per value (one per parameter, then "unknown").
+class Taint {
+ public:
+  Taint(size_t values, size_t bits) : words_((bits + 63) / 64), bits_(values * words_, 0), succ_(values) {}
+  void set(size_t v, size_t bit) {
+    uint64_t& w = bits_[v * words_ + bit / 64];
+    const uint64_t m = uint64_t(1) << (bit % 64);
+    if (!(w & m)) {
+      w |= m;
+      dirty_.push_back(v);
+    }
+  }
+  bool test(size_t v, size_t bit) const { return bits_[v * words_ + bit / 64] >> (bit % 64) & 1; }
+  bool empty(size_t v) const {
+    for (size_t w = 0; w < words_; ++w)
+      if (bits_[v * words_ + w]) return false;
+    return true;
+  }
+  void flow(size_t from, size_t to) {
+    succ_[from].push_back(to);
+    dirty_.push_back(from);
+  }
+  void solve() {
+    while (!dirty_.empty()) {
+      const size_t v = dirty_.back();
+      dirty_.pop_back();
+      for (size_t to : succ_[v]) {
+        bool grew = false;
+        for (size_t w = 0; w < words_; ++w) {
+          const uint64_t add = bits_[v * words_ + w] & ~bits_[to * words_ + w];
+          if (add) {
+            bits_[to * words_ + w] |= add;
+            grew = true;
+          }
+        }
+        if (grew) dirty_.push_back(to);
+      }
+    }
+  }
+
+ private:
+  size_t words_;
+  std::vector<uint64_t> bits_;
+  std::vector<std::vector<size_t>> succ_;
+  std::vector<size_t> dirty_;
+};
+
+class Analysis {
+ public:
+  explicit Analysis(Parsed p) : p_(std::move(p)), unknown_bit_(p_.param_names.size()), taint_(p_.values.size(), unknown_bit_ + 1) {
+    result_.analysed = true;
+    for (size_t i = 0; i < p_.param_names.size(); ++i) {
+      TritonParamAccess a;
+      a.name = p_.param_names[i];
+      a.pointer = p_.param_pointer[i];
+      result_.params.push_back(std::move(a));
+    }
+  }
+
+  TritonAccess run() {
+    for (size_t i = 0; i < p_.param_names.size(); ++i)
+      if (p_.param_pointer[i]) taint_.set(i, i);  // parameters are the first values
+    for (size_t v : p_.unknown_origin)
+      if (p_.values[v].pointer_typed) taint_.set(v, unknown_bit_);
+    for (size_t i = 0; i < p_.ops.size(); ++i) wire(i);
+    taint_.solve();
+    // A pointer computed by a "follow" op from no pointer (an integer cast
+    // to one) has unknown origin.
+    for (size_t v : needs_origin_)
+      if (taint_.empty(v)) taint_.set(v, unknown_bit_);
+    taint_.solve();
+    for (const auto& e : effects_) apply(e);
+    merged();
+    return std::move(result_);
+  }
+
+ private:
+  enum class Effect { Read, Write, ReadWrite, Escape };
+  struct Use {
+    size_t value;
+    Effect effect;
+    size_t op;
+  };
+
+  void escape_all(const Op& op, size_t index, size_t from = 0) {
+    for (size_t u = from; u < op.uses.size(); ++u) effects_.push_back({op.uses[u], Effect::Escape, index});
+  }
+
+  void unknown_results(const Op& op) {
+    for (size_t r : op.results) taint_.set(r, unknown_bit_);
+  }
+
+  // The last op of a region when it is `want`; nullptr when the region is
+  // empty or ends otherwise (MLIR leaves out a yield without operands).
+  const Op* terminator(const Op& owner, size_t region, OpKind want) const {
+    if (region >= owner.terminators.size() || owner.terminators[region] < 0) return nullptr;
+    const Op& t = p_.ops[size_t(owner.terminators[region])];
+    return t.kind == want ? &t : nullptr;
+  }
+
+  void flows(const std::vector<size_t>& from, const std::vector<size_t>& to, const Op& owner) {
+    if (from.size() != to.size())
+      throw Unreadable{fmt::format("line {}: {} passes {} values to {}", owner.line, owner.name, from.size(), to.size())};
+    for (size_t k = 0; k < from.size(); ++k) taint_.flow(from[k], to[k]);
+  }
+
+  // The yield's operands, or none when the region ends without one.
+  const std::vector<size_t>& yielded(const Op* yield) const {
+    static const std::vector<size_t> kNone;
+    return yield ? yield->uses : kNone;
+  }
+
+  void wire(size_t index) {
+    const Op& op = p_.ops[index];
+    switch (op.kind) {
+      case OpKind::Follow:
+        for (size_t r : op.results) {
+          for (size_t u : op.uses) taint_.flow(u, r);
+          if (op.result_pointer) needs_origin_.push_back(r);
+        }
+        return;
+      case OpKind::Load:
+      case OpKind::Store:
+      case OpKind::Atomic: {
+        if (op.uses.empty()) throw Unreadable{fmt::format("line {}: {} without operands", op.line, op.name)};
+        const Effect e = op.kind == OpKind::Load ? Effect::Read : op.kind == OpKind::Store ? Effect::Write : Effect::ReadWrite;
+        effects_.push_back({op.uses.front(), e, index});
+        escape_all(op, index, 1);
+        if (op.loads_pointers) unknown_results(op);
+        return;
+      }
+      case OpKind::For: {
+        std::vector<size_t> args, inits;
+        for (const auto& [a, i] : op.pairs) {
+          args.push_back(a);
+          inits.push_back(i);
+        }
+        if (!op.region_args.empty() && !op.region_args[0].empty())
+          throw Unreadable{fmt::format("line {}: scf.for with a block label", op.line)};
+        const auto& yield = yielded(terminator(op, 0, OpKind::Yield));
+        flows(inits, args, op);
+        flows(inits, op.results, op);
+        flows(yield, args, op);
+        flows(yield, op.results, op);
+        escape_all(op, index);  // bounds and step
+        return;
+      }
+      case OpKind::If: {
+        for (const auto& args : op.region_args)
+          if (!args.empty()) throw Unreadable{fmt::format("line {}: scf.if with block arguments", op.line)};
+        if (!op.results.empty() && op.terminators.size() != 2)
+          throw Unreadable{fmt::format("line {}: scf.if with results and without an else region", op.line)};
+        for (size_t r = 0; r < op.terminators.size(); ++r) flows(yielded(terminator(op, r, OpKind::Yield)), op.results, op);
+        escape_all(op, index);  // the condition
+        return;
+      }
+      case OpKind::While: {
+        std::vector<size_t> args, inits;
+        for (const auto& [a, i] : op.pairs) {
+          args.push_back(a);
+          inits.push_back(i);
+        }
+        if (!op.region_args.empty() && !op.region_args[0].empty())
+          throw Unreadable{fmt::format("line {}: scf.while with a block label on its first region", op.line)};
+        const Op* cond = terminator(op, 0, OpKind::Condition);
+        if (!cond || cond->uses.empty() || op.terminators.size() != 2)
+          throw Unreadable{fmt::format("line {}: scf.while without scf.condition or its do region", op.line)};
+        const std::vector<size_t> passed(cond->uses.begin() + 1, cond->uses.end());
+        const std::vector<size_t> after = op.region_args.size() > 1 ? op.region_args[1] : std::vector<size_t>{};
+        flows(inits, args, op);
+        flows(yielded(terminator(op, 1, OpKind::Yield)), args, op);
+        flows(passed, after, op);
+        flows(passed, op.results, op);
+        effects_.push_back({cond->uses.front(), Effect::Escape, index});
+        escape_all(op, index);
+        return;
+      }
+      case OpKind::Yield:
+      case OpKind::Condition:
+        if (op.parent >= 0) {
+          const Op& owner = p_.ops[size_t(op.parent)];
+          const bool last = size_t(op.region) < owner.terminators.size() && owner.terminators[size_t(op.region)] == int(index);
+          const bool wired = (owner.kind == OpKind::For && op.region == 0 && op.kind == OpKind::Yield) ||
+                             (owner.kind == OpKind::If && op.kind == OpKind::Yield) ||
+                             (owner.kind == OpKind::While && op.region == 0 && op.kind == OpKind::Condition) ||
+                             (owner.kind == OpKind::While && op.region == 1 && op.kind == OpKind::Yield);
+          if (last && wired) return;  // the owner passes its operands on
+        }
+        escape_all(op, index);
+        return;
+      case OpKind::Other:
+        escape_all(op, index);
+        // tt.int_to_ptr and any pointer an unknown op makes: unknown origin.
+        if (op.result_pointer || op.name == "tt.int_to_ptr") unknown_results(op);
+        for (const auto& region : op.region_args)
+          for (size_t a : region)
+            if (p_.values[a].pointer_typed) taint_.set(a, unknown_bit_);
+        return;
+    }
+  }
+
+  void apply(const Use& u) {
+    const Op& op = p_.ops[u.op];
+    const bool unknown = taint_.test(u.value, unknown_bit_);
+    for (size_t i = 0; i < result_.params.size(); ++i) {
+      TritonParamAccess& a = result_.params[i];
+      if (!a.pointer || !(unknown || taint_.test(u.value, i))) continue;
+      if (unknown) {
+        // It may be any parameter: all of them may be read and written.
+        a.read = a.write = true;
+        if (a.reason.empty()) a.reason = fmt::format("{} at line {} uses a pointer of unknown origin", op.name, op.line);
+        continue;
+      }
+      switch (u.effect) {
+        case Effect::Read: a.read = true; break;
+        case Effect::Write: a.write = true; break;
+        case Effect::ReadWrite: a.read = a.write = true; break;
+        case Effect::Escape:
+          a.read = a.write = true;
+          if (a.reason.empty()) a.reason = fmt::format("operand of {} at line {}", op.name, op.line);
+          break;
+      }
+    }
+  }
+
+  // A value that may be either of two parameters (arith.select, a block
+  // argument merging them) makes both read-write.
+  void merged() {
+    for (size_t v = 0; v < p_.values.size(); ++v) {
+      size_t count = 0;
+      for (size_t i = 0; i < result_.params.size(); ++i) count += taint_.test(v, i);
+      if (count < 2) continue;
+      for (size_t i = 0; i < result_.params.size(); ++i) {
+        if (!taint_.test(v, i)) continue;
+        TritonParamAccess& a = result_.params[i];
+        a.read = a.write = true;
+        if (a.reason.empty())
+          a.reason = fmt::format("a value at line {} may be either of several parameters", p_.values[v].line);
+      }
+    }
+  }
+
+  Parsed p_;
+  size_t unknown_bit_;
+  Taint taint_;
+  std::vector<Use> effects_;
+  std::vector<size_t> needs_origin_;
+  TritonAccess result_;
+};
+
+}  // namespace
+
+TritonAccess analyze_triton_access(std::string_view ir_text, std::string_view kernel) {
+  try {
+    return Analysis(Parser(ir_text, kernel).run()).run();
+  } catch (const Unreadable& u) {
+    TritonAccess out;
+    out.failure = u.why;
+    return out;
+  } catch (const std::bad_alloc&) {
+    TritonAccess out;
+    out.failure = "out of memory";
+    return out;
+  }
+}
+
+}  // namespace lrrt::formats
