@@ -212,6 +212,10 @@ class _TorchOps:
         return []
 
 
+# Profiler bookkeeping reported on the device's timeline that is no work.
+_NOT_WORK = frozenset(["Activity Buffer Request"])
+
+
 class _DeviceWork:
     """Every kernel, copy and fill the device ran for launches made while it
     was open (torch's profiler: CUPTI activity records), against the
@@ -244,7 +248,7 @@ class _DeviceWork:
         from torch.autograd import DeviceType
         ran = collections.Counter()
         for e in self.prof.events():
-            if e.device_type != DeviceType.CUDA or getattr(e, "is_user_annotation", False):
+            if e.device_type != DeviceType.CUDA or getattr(e, "is_user_annotation", False) or e.name in _NOT_WORK:
                 continue
             ran[e.name] += 1
         return compare_device_work(ran, collections.Counter(name for name, _ in self.capture.launches))
