@@ -165,7 +165,7 @@ _NO_DEVICE_WORK = frozenset("""
 empty empty_strided empty_like new_empty new_empty_strided view _unsafe_view as_strided t transpose permute
 expand slice select unsqueeze squeeze detach alias split split_with_sizes unbind _reshape_alias diagonal
 view_as_real view_as_complex unfold lift_fresh is_same_size sym_size sym_stride sym_numel sym_storage_offset
-record_stream
+size stride numel dim storage_offset is_contiguous record_stream
 """.split())
 
 
