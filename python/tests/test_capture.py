@@ -323,3 +323,27 @@ def test_through_triton_launcher_classes(dev, vadd, monkeypatch):
     g.instantiate().replay()
     assert np.array_equal(t, x + y) and np.array_equal(u, x + y + y)
     assert isinstance(getattr(launcher, "_lrrt_compiled", None), weakref.ref)
+
+
+def test_kernel_args_match_lrrts_description_of_a_real_compile():
+    """Triton 3.6 compiled for sm_90 here (no GPU: its ptxas): the launcher's
+    arguments less the signature's constexprs (BLOCK, and the stride equal to
+    1 that Triton's JIT turns into one) are exactly the parameters lrrt's
+    description of the compiled kernel takes, in order."""
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def strided_axpb(x_ptr, out_ptr, stride, n, a, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride, mask=m) * a, mask=m)
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "constexpr", "n": "i32", "a": "fp32", "BLOCK": "constexpr"}
+    src = ASTSource(strided_axpb, sig, {(2,): 1, (5,): 256})
+    ck = triton.compile(src, target=GPUTarget("cuda", 90, 32))
+    d = lrrt.triton.describe(ck)
+    assert [p["name"] for p in d["params"]] == ["x_ptr", "out_ptr", "n", "a"]
+    launcher_args = ["X", "OUT", 1, 4099, 0.5, 256]
+    assert cap_mod.Capture(None).kernel_args(ck, launcher_args) == ["X", "OUT", 4099, 0.5]
