@@ -174,6 +174,17 @@ def _on_device(x):
     return dev is not None and getattr(dev, "type", "cpu") not in ("cpu", "meta")
 
 
+def queues_device_work(op_name, leaves, device_kw=None):
+    """Whether a torch operation (its aten name, the leaves of its
+    arguments, its device= keyword) is refused in a capture: it is not one
+    that queues nothing, and it touches a non-CPU tensor or makes one."""
+    if op_name in _NO_DEVICE_WORK:
+        return False
+    if device_kw is not None and getattr(device_kw, "type", str(device_kw)).split(":")[0] not in ("cpu", "meta"):
+        return True
+    return any(_on_device(a) for a in leaves)
+
+
 class _TorchOps:
     """Refuses, when it is called, every torch operation on a device tensor
     (or creating one) that queues device work."""
@@ -190,15 +201,11 @@ class _TorchOps:
         class _Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
-                if not cap._in_hook and threading.get_ident() == cap._thread:
-                    name = func.overloadpacket.__name__
-                    if name not in _NO_DEVICE_WORK:
-                        leaves = pytree.tree_leaves((args, kwargs))
-                        dev_kw = kwargs.get("device")
-                        if any(_on_device(a) for a in leaves) or (dev_kw is not None and
-                                                                   getattr(dev_kw, "type", str(dev_kw)) != "cpu"):
-                            cap._foreign_launch(f"torch operation {func} on the device (only Triton launches are "
-                                                "captured: run it before or after the capture, or write it in Triton)")
+                if not cap._in_hook and threading.get_ident() == cap._thread and \
+                        queues_device_work(func.overloadpacket.__name__, pytree.tree_leaves((args, kwargs)),
+                                           kwargs.get("device")):
+                    cap._foreign_launch(f"torch operation {func} on the device (only Triton launches are "
+                                        "captured: run it before or after the capture, or write it in Triton)")
                 return func(*args, **kwargs)
 
         self.mode = _Mode()

@@ -347,3 +347,28 @@ def test_kernel_args_match_lrrts_description_of_a_real_compile():
     assert [p["name"] for p in d["params"]] == ["x_ptr", "out_ptr", "n", "a"]
     launcher_args = ["X", "OUT", 1, 4099, 0.5, 256]
     assert cap_mod.Capture(None).kernel_args(ck, launcher_args) == ["X", "OUT", 4099, 0.5]
+
+
+def test_which_torch_operations_are_refused():
+    """The TorchDispatchMode's rule (torch is not here: tensors stood in for
+    by objects with a .device): ops that queue device work on a device
+    tensor, or make one, are refused; views, empty allocations and CPU work
+    are not."""
+    def t(kind):
+        return types.SimpleNamespace(device=types.SimpleNamespace(type=kind))
+    cuda, cpu, meta = t("cuda"), t("cpu"), t("meta")
+    refused = cap_mod.queues_device_work
+    assert refused("add", [cuda, cuda, 1.0])
+    assert refused("fill_", [cuda, float("nan")])
+    assert refused("copy_", [cuda, cpu])  # a host-to-device copy
+    assert refused("mm", [cpu, cuda])
+    assert refused("_to_copy", [cpu], "cuda:0")  # x.to("cuda")
+    assert refused("zeros", [], types.SimpleNamespace(type="cuda"))
+    assert refused("_local_scalar_dense", [cuda])  # .item()
+    for view in ("view", "t", "permute", "as_strided", "slice", "select", "expand", "detach", "stride"):
+        assert not refused(view, [cuda, 3])
+    assert not refused("empty", [], "cuda")
+    assert not refused("empty_strided", [], types.SimpleNamespace(type="cuda"))
+    assert not refused("add", [cpu, cpu])
+    assert not refused("add", [meta, meta])
+    assert not refused("zeros", [], "cpu")
