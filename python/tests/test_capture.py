@@ -372,3 +372,30 @@ def test_which_torch_operations_are_refused():
     assert not refused("add", [cpu, cpu])
     assert not refused("add", [meta, meta])
     assert not refused("zeros", [], "cpu")
+
+
+def test_plot_triton_capture(tmp_path):
+    """scripts/plot-triton-capture charts a triton-capture-check result (random
+    timings here; a failed check's entry is left out) and refuses a file
+    without timings, with exit 2 and no chart."""
+    import json
+    import subprocess
+    import sys
+    pytest.importorskip("matplotlib")
+    script = Path(__file__).resolve().parents[2] / "scripts" / "plot-triton-capture"
+    us = {k: float(rng.uniform(0.5, 20)) for k in ("triton_launcher", "lrrt_replay", "torch_cuda_graph")}
+    us["replay_vs_cuda_graph"] = us["lrrt_replay"] / us["torch_cuda_graph"]
+    doc = {"provenance": {"card": "H100", "driver": "580", "lrrt_commit": "0" * 12, "date": "2026-12-06"},
+           "block": {"ok": True, "launches_per_pass": 56, "target_replay_vs_cuda_graph": 0.85, "us_per_dispatch": us},
+           "dag": {"ok": False, "error": "RuntimeError: x"}}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, str(script), str(tmp_path / "r.json"), str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    png = tmp_path / "out" / "triton-capture.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    del doc["block"]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, str(script), str(tmp_path / "bad.json"), str(tmp_path / "out2")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "no timings" in r.stderr and not (tmp_path / "out2").exists()
