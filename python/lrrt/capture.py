@@ -52,6 +52,16 @@ def _load_kernel(device, compiled):
 
 # --- the Triton launcher hook -------------------------------------------------
 
+def _launch_device():
+    """The device ordinal Triton launches on now, None where Triton has no
+    active driver (no GPU)."""
+    try:
+        from triton.runtime import driver
+        return int(driver.active.get_current_device())
+    except Exception:
+        return None
+
+
 def _launcher_classes():
     """Triton's launcher classes that can be imported here (no GPU needed:
     importing a backend's driver module does not load its driver)."""
@@ -294,6 +304,7 @@ class Capture:
         self._hooks = None
         self._watchers = []
         self._thread = None
+        self._ordinal = None
         self._in_hook = False
         self._complete = False
 
@@ -308,6 +319,7 @@ class Capture:
                 raise CaptureError("lrrt.triton.capture: a capture is already open in this process "
                                    "(captures do not nest)")
             self.graph = Graph(self.device)
+            self._ordinal = self.device.properties["backend_ordinal"]
             self._thread = threading.get_ident()
             self._hooks = _Hooks()
             self._hooks.install()
@@ -355,6 +367,10 @@ class Capture:
     def _triton_launch(self, launcher, grid, args):
         if threading.get_ident() != self._thread:
             self._foreign_launch("a Triton launch from another thread than the capture's")
+        ordinal = _launch_device()
+        if ordinal is not None and ordinal != self._ordinal:
+            self._foreign_launch(f"a Triton launch on device {ordinal}, not the capture's device "
+                                 f"{self._ordinal} (one device a capture)")
         self._in_hook = True
         try:
             ck = _compiled_for(launcher)

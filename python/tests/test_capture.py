@@ -399,3 +399,20 @@ def test_plot_triton_capture(tmp_path):
     r = subprocess.run([sys.executable, str(script), str(tmp_path / "bad.json"), str(tmp_path / "out2")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "no timings" in r.stderr and not (tmp_path / "out2").exists()
+
+
+def test_launch_on_another_device_refused(dev, fake, monkeypatch):
+    """A Triton launch on another device than the capture's would replay on
+    the wrong one: refused at the launch, nothing run."""
+    n = 256
+    x, y, out = ints(n), ints(n), np.zeros(n, np.float32)
+    monkeypatch.setattr(cap_mod, "_launch_device", lambda: dev.properties["backend_ordinal"] + 1)
+    before = FakeLauncher.calls
+    with pytest.raises(lrrt.triton.CaptureError, match=r"on device 1, not the capture's device 0"):
+        with lrrt.triton.capture(dev, check=False):
+            fake.launch(n, x, y, out)
+    assert FakeLauncher.calls == before and not out.any()
+    monkeypatch.setattr(cap_mod, "_launch_device", lambda: dev.properties["backend_ordinal"])
+    with lrrt.triton.capture(dev, check=False) as g:
+        fake.launch(n, x, y, out)
+    assert len(g.launches) == 1 and np.array_equal(out, x + y)
