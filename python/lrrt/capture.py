@@ -62,6 +62,16 @@ def _launch_device():
         return None
 
 
+def _interpreting():
+    """Whether Triton runs kernels in its interpreter (TRITON_INTERPRET):
+    then no launch reaches a launcher and a capture would record nothing."""
+    try:
+        from triton import knobs
+        return bool(knobs.runtime.interpret)
+    except Exception:
+        return False
+
+
 def _launcher_classes():
     """Triton's launcher classes that can be imported here (no GPU needed:
     importing a backend's driver module does not load its driver)."""
@@ -314,6 +324,9 @@ class Capture:
     def __enter__(self):
         global _active
         from . import Graph
+        if _interpreting():
+            raise CaptureError("lrrt.triton.capture: Triton runs kernels in its interpreter (TRITON_INTERPRET): "
+                               "they run on the host and there is nothing to capture")
         with _lock:
             if _active is not None:
                 raise CaptureError("lrrt.triton.capture: a capture is already open in this process "

@@ -416,3 +416,19 @@ def test_launch_on_another_device_refused(dev, fake, monkeypatch):
     with lrrt.triton.capture(dev, check=False) as g:
         fake.launch(n, x, y, out)
     assert len(g.launches) == 1 and np.array_equal(out, x + y)
+
+
+def test_triton_interpreter_refused(dev, monkeypatch):
+    """Under TRITON_INTERPRET no launch reaches a launcher: a capture would
+    hold nothing while the block's work ran on the host, so it is refused."""
+    pytest.importorskip("triton")
+    from triton import knobs
+    monkeypatch.setattr(knobs.runtime, "interpret", True)
+    with pytest.raises(lrrt.triton.CaptureError, match="TRITON_INTERPRET"):
+        with lrrt.triton.capture(dev, check=False):
+            pass
+    assert cap_mod._active is None
+    monkeypatch.setattr(knobs.runtime, "interpret", False)
+    with lrrt.triton.capture(dev, check=False) as g:
+        pass
+    assert g.launches == []
