@@ -187,3 +187,7 @@ class TritonKernel:
 
 def load(device, entry):
     return TritonKernel(device, entry)
+
+
+# Capture of Triton programs: python/lrrt/capture.py.
+from .capture import Capture, CaptureError, capture  # noqa: E402,F401
