@@ -250,13 +250,15 @@ class HsaGraphExec final : public graph::GraphExec {
   std::vector<std::pair<std::shared_ptr<const PrintfTable>, std::string>> printing_;
 };
 
-// A replay's completion signal as rt::wait sees it: complete below 1,
-// failed when one of the exec's queues reported an error.
+// A replay's completion signal (or one of its copies') as rt::wait sees it:
+// complete below 1, failed when one of the exec's queues reported an error.
 class HsaGraphExec::ReplayWait final : public Waitable {
  public:
-  ReplayWait(const HsaGraphExec& exec, const ReplaySet& set) : exec_(exec), set_(set) {}
+  ReplayWait(const HsaGraphExec& exec, const ReplaySet& set) : ReplayWait(exec, set, set.done->handle) {}
+  ReplayWait(const HsaGraphExec& exec, const ReplaySet& set, hsa_signal_t target)
+      : exec_(exec), set_(set), target_(target) {}
   WaitStatus poll() override {
-    if (exec_.api_.hsa_signal_load_relaxed(set_.done->handle) < 1) {
+    if (exec_.api_.hsa_signal_load_relaxed(target_) < 1) {
       std::atomic_thread_fence(std::memory_order_acquire);
       return WaitStatus::Complete;
     }
@@ -275,12 +277,13 @@ class HsaGraphExec::ReplayWait final : public Waitable {
     const uint64_t ticks = limit == kForever ? UINT64_MAX
                                              : std::max<uint64_t>(1, uint64_t(double(exec_.ctx_.timestamp_frequency) *
                                                                               double(limit.count()) / 1e9));
-    if (exec_.api_.hsa_signal_wait_scacquire(set_.done->handle, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
+    if (exec_.api_.hsa_signal_wait_scacquire(target_, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
       return WaitStatus::Complete;
     return exec_.failed_lane(nullptr) ? WaitStatus::Failed : WaitStatus::Pending;
   }
   const HsaGraphExec& exec_;
   const ReplaySet& set_;
+  hsa_signal_t target_;
 };
 
 void lane_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
@@ -817,8 +820,13 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
   for (size_t i = 0; i < ops_.size(); ++i) {
     const EngineOp& op = ops_[i];
     if (!op.stage_out) continue;
-    wait_signal(ctx_, signal(set, op.completion), nullptr,
-                fmt::format("{} (a device-to-host copy to pageable memory)", op.name));
+    // A failed lane fails this wait too (reported as the replay's failure).
+    ReplayWait copied(*this, set, signal(set, op.completion));
+    if (wait(copied) != WaitStatus::Complete) {
+      wait_all();
+      LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{}: the replay failed before its device-to-host copy to pageable memory",
+                 op.name);
+    }
     std::memcpy(op.stage_out, set.staging[i], op.size);
   }
 }
