@@ -1,3 +1,6 @@
+// `lrrt run --backend hsa` on the stand-in when the device fails: a
+// dispatch that never completes, a hardware exception (at the end).
+//
 // `lrrt run --backend hsa --timeout 1` on a dispatch that never completes:
 // the stand-in runs the kernel but never decrements its completion signal
 // (LRRT_HSA_STANDIN_FAULT=lost_signal:<kernel>). The user's limit must bound
@@ -118,4 +121,26 @@ TEST_CASE("hsa: the same manifest without the fault passes (the fault is what ha
   INFO("stderr: " << r.err);
   CHECK(r.rc == 0);
   CHECK(fs::exists(out));
+}
+
+// Issue 38: ROCr aborts the process on HSA_AMD_GPU_HW_EXCEPTION_EVENT (a GPU
+// reset after a hang, an ECC error) unless a system event handler claims it.
+// The stand-in raises one instead of running saxpy (and, like ROCr, aborts
+// when no handler claims it): lrrt claims it, and the run ends with exit 3
+// saying the device is lost, no result file, no abort.
+TEST_CASE("hsa: a hardware exception (GPU hang reset) exits 3 saying the device is lost") {
+  REQUIRE(std::getenv("LRRT_HSA_LIBRARY"));
+  TempDir dir;
+  const fs::path out = dir.path / "out.json";
+  Run r = run_lrrt(dir.path,
+                   {"run", LRRT_SOURCE_DIR "/manifests/saxpy.json", "--backend", "hsa", "--timeout", "60",
+                    "--iterations", "2", "--warmup", "1", "-q", "-o", out.string()},
+                   {"LRRT_HSA_STANDIN_FAULT=hw_exception:saxpy"});
+  INFO("stderr: " << r.err);
+  CHECK(r.rc == 3);
+  CHECK(r.err.find("is lost") != std::string::npos);
+  CHECK(r.err.find("GPU hang") != std::string::npos);
+  CHECK(r.err.find("HSA_AMD_GPU_HW_EXCEPTION_EVENT") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  CHECK(fs::is_empty(dir.path));
 }

@@ -71,8 +71,12 @@ constexpr uint16_t kDisp_RelA = 0x0802;
 constexpr uint16_t kDisp_AcqA_RelA = 0x0A02;
 constexpr uint16_t kDisp_AcqA = 0x0202;
 constexpr uint16_t kBarB_RelS = 0x1103;   // barrier-AND, barrier, release system (terminal, lane end)
-constexpr uint16_t kBarB_AcqS = 0x0503;   // barrier-AND, barrier, acquire system (fork, lane start)
+constexpr uint16_t kBarB = 0x0103;        // barrier-AND, barrier, no fence (fork, lane start)
 constexpr uint16_t kBar = 0x0003;         // barrier-AND waiting for other lanes
+// A lane's first dispatch acquires at system scope, never the barrier-AND
+// before it (whose acquire happens before its wait completes).
+constexpr uint16_t kDisp_AcqS_RelA = 0x0C02;
+constexpr uint16_t kDisp_AcqS = 0x0402;
 
 }  // namespace
 
@@ -168,7 +172,7 @@ TEST_CASE("aql plan: a kernel whose data the copy engine touches later releases 
     auto p = plan_for(g, 2);
     REQUIRE(p.plan.lanes.size() == 1);
     // fork, barrier-AND for the fill, the kernel, terminal.
-    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kBarB_AcqS, kBar, kDisp | 0x0400, kBarB_RelS});
+    CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kBarB, kBar, kDisp_AcqS, kBarB_RelS});
     CHECK(p.plan.lanes[0][2].why.find("acquire system: writes over what copy-engine nodes 0 wrote (WAW") !=
           std::string::npos);
   }
@@ -219,10 +223,11 @@ TEST_CASE("aql plan: a diamond on two lanes and on one") {
   CHECK(aql_signal_name(plan, 2) == "replay start");
   CHECK(aql_signal_name(plan, 3) == "lane 1 done");
   CHECK(aql_signal_name(plan, 4) == "replay done");
-  // Lane 0: fork, P (no barrier: the fork had it), C1 (barrier: P in the
-  // open run), barrier-AND for C2, J (barrier: C1 in the run), terminal.
+  // Lane 0: fork, P (no barrier: the fork had it; the lane's first
+  // dispatch: system acquire), C1 (barrier: P in the open run), barrier-AND
+  // for C2, J (barrier: C1 in the run), terminal.
   CHECK(headers(plan.lanes[0]) ==
-        std::vector<uint16_t>{kBarB_AcqS, kDisp_RelA, kDispB_AcqA_RelA, kBar, kDispB_AcqA, kBarB_RelS});
+        std::vector<uint16_t>{kBarB, kDisp_AcqS_RelA, kDispB_AcqA_RelA, kBar, kDispB_AcqA, kBarB_RelS});
   CHECK(plan.lanes[0][0].completion == 2);
   CHECK(plan.lanes[0][1].node == 0);
   CHECK(plan.lanes[0][1].completion == 0);
@@ -231,9 +236,10 @@ TEST_CASE("aql plan: a diamond on two lanes and on one") {
   CHECK(plan.lanes[0][4].node == 3);
   CHECK(plan.lanes[0][5].wait == std::vector<uint32_t>{3});
   CHECK(plan.lanes[0][5].completion == 4);
-  // Lane 1: start (waits for the fork), barrier-AND for P, C2 (no barrier),
+  // Lane 1: start (waits for the fork), barrier-AND for P, C2 (no barrier;
+  // the lane's first dispatch: system acquire, wider than the RAW's agent),
   // lane end.
-  CHECK(headers(plan.lanes[1]) == std::vector<uint16_t>{kBarB_AcqS, kBar, kDisp_AcqA_RelA, kBarB_RelS});
+  CHECK(headers(plan.lanes[1]) == std::vector<uint16_t>{kBarB, kBar, kDisp_AcqS_RelA, kBarB_RelS});
   CHECK(plan.lanes[1][0].wait == std::vector<uint32_t>{2});
   CHECK(plan.lanes[1][1].wait == std::vector<uint32_t>{0});
   CHECK(plan.lanes[1][2].node == 2);
@@ -274,13 +280,13 @@ TEST_CASE("aql plan: a fan-in wider than 5 waits in barrier-AND packets of at mo
   AqlPlan plan = plan_aql(g, d, lanes);
   // Signals 0-6: the producers; 7 fork; 8 lane 1 done; 9 replay done.
   REQUIRE(plan.signals.size() == 10);
-  CHECK(headers(plan.lanes[0]) == std::vector<uint16_t>{kBarB_AcqS, kBar, kBar, kDisp_AcqA, kBarB_RelS});
+  CHECK(headers(plan.lanes[0]) == std::vector<uint16_t>{kBarB, kBar, kBar, kDisp_AcqS, kBarB_RelS});
   CHECK(plan.lanes[0][1].wait == std::vector<uint32_t>{0, 1, 2, 3, 4});
   CHECK(plan.lanes[0][2].wait == std::vector<uint32_t>{5, 6});
   CHECK(plan.lanes[0][3].node == 7);
   // Producers: independent, so no barrier bit between them.
-  std::vector<uint16_t> lane1 = {kBarB_AcqS};
-  for (int i = 0; i < 7; ++i) lane1.push_back(kDisp_RelA);
+  std::vector<uint16_t> lane1 = {kBarB};
+  for (int i = 0; i < 7; ++i) lane1.push_back(i == 0 ? kDisp_AcqS_RelA : kDisp_RelA);
   lane1.push_back(kBarB_RelS);
   CHECK(headers(plan.lanes[1]) == lane1);
   for (int i = 0; i < 7; ++i) CHECK(plan.lanes[1][1 + i].completion == i);
@@ -322,7 +328,7 @@ TEST_CASE("aql plan: copies run on the copy engine, fenced at system scope") {
   // waiting for the D2H copy.
   REQUIRE(p.plan.lanes.size() == 1);
   constexpr uint16_t kDisp_AcqS_RelS = 0x1402;
-  CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kBarB_AcqS, kBar, kDisp_AcqS_RelS, kBarB_RelS});
+  CHECK(headers(p.plan.lanes[0]) == std::vector<uint16_t>{kBarB, kBar, kDisp_AcqS_RelS, kBarB_RelS});
   CHECK(p.plan.lanes[0][1].wait == std::vector<uint32_t>{0});
   CHECK(p.plan.lanes[0][2].completion == 1);
   CHECK(p.plan.lanes[0][3].wait == std::vector<uint32_t>{2});

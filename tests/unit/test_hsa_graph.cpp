@@ -131,7 +131,8 @@ constexpr uint16_t kDisp_RelA = 0x0802;
 constexpr uint16_t kDisp_AcqA_RelA = 0x0A02;
 constexpr uint16_t kDisp_AcqS = 0x0402;
 constexpr uint16_t kBarB_RelS = 0x1103;
-constexpr uint16_t kBarB_AcqS = 0x0503;
+constexpr uint16_t kBarB = 0x0103;
+constexpr uint16_t kDisp_AcqS_RelA = 0x0C02;
 constexpr uint16_t kBar = 0x0003;
 
 uint16_t scope_bits(const std::string& s) { return s == "system" ? 2 : s == "agent" ? 1 : 0; }
@@ -535,8 +536,8 @@ TEST_CASE("hsa graph: lowered headers of a chain, WAR-only and WAW-only pairs, d
     check_lowered(s, single, {{kDispB_AcqS_RelA, kDispB_AcqA_RelA, kDisp_AcqA_RelA, kDispB_AcqA, kBarB_RelS}});
     auto exec = g.instantiate(&two);
     check_lowered(s, exec,
-                  {{kBarB_AcqS, kDisp_RelA, kDispB_AcqA_RelA, kBar, kDispB_AcqA, kBarB_RelS},
-                   {kBarB_AcqS, kBar, kDisp_AcqA_RelA, kBarB_RelS}});
+                  {{kBarB, kDisp_AcqS_RelA, kDispB_AcqA_RelA, kBar, kDispB_AcqA, kBarB_RelS},
+                   {kBarB, kBar, kDisp_AcqS_RelA, kBarB_RelS}});
   }
 }
 
@@ -699,7 +700,7 @@ TEST_CASE("hsa graph: a fan-in of 7 copies waits in barrier-AND packets of 5 and
   CHECK(lane[2]["wait"].size() == 2);
   CHECK(plan["aql"]["copy_engine"].size() == 7);
   // The consumer acquires at system scope: the copy engine is outside the agent's caches.
-  check_lowered(s, exec, {{kBarB_AcqS, kBar, kBar, kDisp_AcqS, kBarB_RelS}});
+  check_lowered(s, exec, {{kBarB, kBar, kBar, kDisp_AcqS, kBarB_RelS}});
   in_both_orders(s, [&](bool) {
     std::vector<float> result(n, kPoison);
     lrrt::copy_to_device(out, result);

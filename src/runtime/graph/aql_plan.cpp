@@ -128,16 +128,18 @@ AqlPlan plan_aql(const Graph& graph, const Derived& d, const Lanes& lanes, const
   std::vector<std::unordered_set<uint32_t>> satisfied(lane_count);
   std::vector<size_t> packet_of(n, 0);
 
+  std::vector<bool> dispatched(lane_count, false);  // the lane has a dispatch packet
   auto push = [&](uint32_t lane, AqlPacket p) {
     auto& queue = plan.lanes[lane];
-    if (queue.empty()) {
+    if (queue.empty() && lane == 0 && !p.barrier) {
+      p.barrier = true;
+      append(p.why, "first packet of the lane: barrier: the replay follows earlier work on the queue");
+    }
+    if (p.type == AqlPacket::Type::Dispatch && !dispatched[lane]) {
+      dispatched[lane] = true;
       p.acquire = FenceScope::System;
-      std::string why = "first packet of the lane: acquire at system scope (host writes before the replay)";
-      if (lane == 0 && !p.barrier) {
-        p.barrier = true;
-        why += "; barrier: the replay follows earlier work on the queue";
-      }
-      append(p.why, why);
+      append(p.why, "first dispatch of the lane: acquire at system scope (host writes before the replay; not on a "
+                    "barrier-AND before it, whose acquire happens before its wait completes)");
     }
     if (p.barrier) run_start[lane] = queue.size();
     for (uint32_t s : p.wait) satisfied[lane].insert(s);

@@ -33,9 +33,11 @@
 //     - copy engine -> kernel RAW and WAW: system-scope acquire on the
 //       kernel (no line of the range the L2 held before the copy is read,
 //       or written back in part over it); WAR: ordering only.
-//  - The first packet of each lane acquires at system scope (host writes
-//    made before the replay). The first packet of lane 0 has the barrier
-//    bit: the replay follows earlier work on the queue.
+//  - The first dispatch of each lane acquires at system scope (host writes
+//    made before the replay), as clr does: never a barrier-AND, whose
+//    acquire fence happens when it starts, before its wait completes (what
+//    it waits for may write memory after that). The first packet of lane 0
+//    has the barrier bit: the replay follows earlier work on the queue.
 //  - With more than one lane, or copy-engine steps without predecessors,
 //    lane 0 starts with a fork barrier-AND whose signal the other lanes'
 //    first packets and those copies wait for.

@@ -76,13 +76,15 @@ class HsaBackend final : public Backend {
     if (ctx->cpu_agent.handle == 0)
       return {false, fmt::format("{} reported no CPU agent, so there is no host memory pool",
                                  api.library_name)};
-    // Without a handler, ROCr aborts the process on a GPU memory fault.
+    // Without a handler, ROCr aborts the process on a GPU memory fault or a
+    // hardware exception (a GPU hang reset, an ECC error).
     std::string note;
     ctx->faults = std::make_shared<FaultSink>(ctx->gpu_agents);
-    st = register_memory_fault_handler(api, ctx->faults);
+    st = register_system_event_handler(api, ctx->faults);
     if (st != HSA_STATUS_SUCCESS) {
       ctx->faults.reset();
-      note = fmt::format("; hsa_amd_register_system_event_handler failed ({}): a GPU memory fault will abort the process",
+      note = fmt::format("; hsa_amd_register_system_event_handler failed ({}): a GPU memory fault or a hardware "
+                         "exception will abort the process",
                          hsa_error_text(api, st));
     }
     std::string names;

@@ -220,6 +220,17 @@ std::optional<MemoryFault> HsaDevice::memory_fault() const {
   return ctx_->faults ? ctx_->faults->fault(agent_) : std::nullopt;
 }
 
+std::optional<uint32_t> HsaDevice::hw_exception() const {
+  return ctx_->faults ? ctx_->faults->hw_exception(agent_) : std::nullopt;
+}
+
+std::string HsaDevice::device_lost_text(uint32_t cause) const {
+  return fmt::format("hsa device '{}' is lost: ROCr reported a hardware exception, {} "
+                     "(HSA_AMD_GPU_HW_EXCEPTION_EVENT); its queues stopped and their work is lost; the device is "
+                     "unusable until the process restarts",
+                     props_.name, hw_exception_cause_text(cause));
+}
+
 SignalRef HsaDevice::acquire_signal() {
   hsa_signal_t s{0};
   {

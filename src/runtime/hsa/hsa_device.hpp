@@ -61,10 +61,14 @@ class HsaDevice final : public Device {
   const amdgpu::TargetId& target() const { return target_; }
   uint32_t queue_size() const { return queue_size_; }
 
-  // A queue of this device fails when a GPU memory fault of its agent is
-  // reported (memory_fault.hpp).
+  // A queue of this device fails when a GPU memory fault or a hardware
+  // exception of its agent is reported (memory_fault.hpp).
   void watch_queue(const std::shared_ptr<QueueErrorState>& error) const;
   std::optional<MemoryFault> memory_fault() const;
+  // The cause bits of a hardware exception of this agent (the device is lost).
+  std::optional<uint32_t> hw_exception() const;
+  // LR_ERROR_DEVICE_LOST's message after a hardware exception.
+  std::string device_lost_text(uint32_t cause) const;
 
   SignalRef acquire_signal();  // value 1
   void release_signal(hsa_signal_t s);

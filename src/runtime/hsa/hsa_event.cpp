@@ -72,8 +72,13 @@ hsa_signal_t HsaEvent::arm(Kind kind, std::shared_ptr<QueueErrorState> error, st
 void HsaEvent::synchronize() {
   if (!sig_) return;
   wait_signal(device_.context(), sig_->handle, error_.get(), what_);
-  if (error_ && error_->failed.load() && device_.api().hsa_signal_load_relaxed(sig_->handle) > 0)
-    LRRT_THROW(LR_ERROR_KERNEL_FAULT,
+  if (!error_ || !error_->failed.load() || device_.api().hsa_signal_load_relaxed(sig_->handle) < 1) return;
+  if (const uint32_t hw = error_->hw_exception.load())
+    LRRT_THROW(LR_ERROR_DEVICE_LOST, "{} did not complete: {}", what_, device_.device_lost_text(hw));
+  // A replay whose lane failed: its kernel fault, as the graph exec reports it.
+  if (const std::string cause = error_->cause(); !cause.empty())
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{} did not complete: {}", what_, cause);
+  LRRT_THROW(LR_ERROR_KERNEL_FAULT,
                "the hsa queue that {} was submitted to failed ({}); synchronize the queue for "
                "the faulting kernel",
                what_, hsa_error_text(device_.api(), hsa_status_t(error_->status.load())));

@@ -6,10 +6,17 @@
 // blocks for fills and for pageable host memory in copies; signals, images,
 // kernargs and staging once per replay set (K of them: replays in flight).
 // What a replay does: take the next set (waiting only when all K are in
-// flight, for the oldest), reset its signals, start the copy-engine
-// operations (they wait for their signals), then per queue wait until the
-// block fits in the ring, reserve it with one write-index add, copy the
-// bodies, release-store each header, ring the doorbell once.
+// flight, for the oldest), reset its signals, wait until every queue's block
+// fits in its ring (nothing is submitted before: a timeout there leaves no
+// part of the replay behind), start the copy-engine operations (they wait for
+// their signals), then per queue reserve the block with one write-index add,
+// copy the bodies, release-store each header, ring the doorbell once.
+//
+// A failure of a lane queue 1.. is passed on to the launch queue's error
+// state (LaneFailures): the replay's completion is that queue's last signal,
+// so every wait that covers the replay (the queue's, the replay's event, a
+// drain) fails at once with the lane's kernel fault instead of waiting for a
+// completion that never comes.
 #include "hsa_graph.hpp"
 
 #include <algorithm>
@@ -44,11 +51,32 @@ constexpr size_t kKernargAlign = 64;
 
 hsa_fence_scope_t fence(graph::FenceScope s) { return hsa_fence_scope_t(uint8_t(s)); }
 
-void lane_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
-  auto* state = static_cast<QueueErrorState*>(data);
-  state->status.store(int(status));
-  state->failed.store(true, std::memory_order_release);
-}
+class HsaGraphExec;
+
+// The launch queue of the replays in flight, for the lanes' error callbacks
+// (ROCr's threads): a lane's failure fails that queue too.
+class LaneFailures {
+ public:
+  void set_launch_queue(std::shared_ptr<QueueErrorState> launch) {
+    std::lock_guard lock(mutex_);
+    launch_ = std::move(launch);
+  }
+  void failed(int status, std::string cause) {
+    std::lock_guard lock(mutex_);
+    if (launch_) launch_->fail_from(status, std::move(cause));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<QueueErrorState> launch_;
+};
+
+// A lane queue's error callback data.
+struct LaneCallback {
+  HsaGraphExec* exec = nullptr;
+  uint32_t lane = 0;
+};
+void lane_error_callback(hsa_status_t status, hsa_queue_t*, void* data);
 
 // One packet as it is copied into a ring slot: the body (bytes 4..63) and
 // the header word published last.
@@ -62,6 +90,7 @@ struct Lane {
   std::vector<int64_t> nodes;  // per packet: the dispatch's node, -1 for a barrier-AND
   hsa_queue_t* queue = nullptr;  // lanes 1..: owned; lane 0: the launch queue's ring, at the last launch
   std::shared_ptr<QueueErrorState> error;
+  LaneCallback callback;  // lanes 1..
 };
 
 // A copy or fill on the copy engine.
@@ -141,6 +170,9 @@ class HsaGraphExec final : public graph::GraphExec {
   uint32_t max_in_flight() const override { return bound_.load(std::memory_order_relaxed); }
   void set_max_in_flight(uint32_t count) override;
   void describe(graph::Plan& plan) const override;
+  // A lane queue 1.. failed (its error callback, on ROCr's thread): passes
+  // the failure on to the launch queue. Reads only what instantiation fixed.
+  void lane_failed(uint32_t lane, hsa_status_t status);
 
  private:
   class ReplayWait;
@@ -152,8 +184,16 @@ class HsaGraphExec final : public graph::GraphExec {
   void release_set(ReplaySet& set) noexcept;
   void keep_set_until_exit(ReplaySet& set) noexcept;
   hsa_signal_t signal(const ReplaySet& set, int64_t index) const;
-  // Writes set's images of `lane` (after `joins` barrier-AND packets waiting
-  // for `pending`) to its ring as one block and rings the doorbell.
+  // Barrier-AND packets before lane 0's block for the launch queue's pending
+  // copies (those the block's first packet has no free slot for).
+  uint32_t join_packets(std::span<const SignalRef> pending) const;
+  // Waits until every lane's block fits in its ring (lane 0's with `joins`
+  // packets more); throws on a timeout or a failed lane, before anything of
+  // the replay is submitted.
+  void wait_for_ring_space(uint32_t joins);
+  // Writes set's images of `lane` (after the barrier-AND packets waiting for
+  // `pending`) to its ring as one block and rings the doorbell; the block
+  // fits (wait_for_ring_space).
   void write_block(uint32_t lane, ReplaySet& set, std::span<const SignalRef> pending);
   void submit_engine_ops(ReplaySet& set);
   ReplaySet& oldest() { return sets_[(next_ + sets_.size() - in_flight_) % sets_.size()]; }
@@ -185,6 +225,9 @@ class HsaGraphExec final : public graph::GraphExec {
   std::vector<std::byte> kernarg_master_;  // every dispatch's arguments, patches applied
   uint64_t patch_generation_ = 0;
   size_t terminal_ = 0;  // lane 0 image carrying the replay's completion
+  // Lane 0's packets described for the launch queue's failure message
+  // ("node 2 (kernel 'k') of a replay of a graph of 3 nodes", "" for a barrier-AND).
+  std::shared_ptr<const std::vector<std::string>> lane0_packets_;
   // LRRT_TEST_SHARE_REPLAY_SIGNALS=1 at instantiation: every set uses set
   // 0's signals, so replays in flight share one signal set (a negative
   // control: the tests show it breaks).
@@ -197,6 +240,7 @@ class HsaGraphExec final : public graph::GraphExec {
   size_t in_flight_ = 0;  // replays launched and not retired: the sets before next_
   hsa_queue_t* last_ring_ = nullptr;  // lane 0 of the replays in flight
   std::string failure_;   // set once a replay failed: the exec is unusable
+  LaneFailures lane_failures_;
   std::vector<hsa_signal_t> join_scratch_;
   // OpenCL printf (printf_buffer.hpp): the exec's own buffer, in every
   // printing dispatch's hidden slot; its records are printed once a replay
@@ -206,13 +250,15 @@ class HsaGraphExec final : public graph::GraphExec {
   std::vector<std::pair<std::shared_ptr<const PrintfTable>, std::string>> printing_;
 };
 
-// A replay's completion signal as rt::wait sees it: complete below 1,
-// failed when one of the exec's queues reported an error.
+// A replay's completion signal (or one of its copies') as rt::wait sees it:
+// complete below 1, failed when one of the exec's queues reported an error.
 class HsaGraphExec::ReplayWait final : public Waitable {
  public:
-  ReplayWait(const HsaGraphExec& exec, const ReplaySet& set) : exec_(exec), set_(set) {}
+  ReplayWait(const HsaGraphExec& exec, const ReplaySet& set) : ReplayWait(exec, set, set.done->handle) {}
+  ReplayWait(const HsaGraphExec& exec, const ReplaySet& set, hsa_signal_t target)
+      : exec_(exec), set_(set), target_(target) {}
   WaitStatus poll() override {
-    if (exec_.api_.hsa_signal_load_relaxed(set_.done->handle) < 1) {
+    if (exec_.api_.hsa_signal_load_relaxed(target_) < 1) {
       std::atomic_thread_fence(std::memory_order_acquire);
       return WaitStatus::Complete;
     }
@@ -231,13 +277,19 @@ class HsaGraphExec::ReplayWait final : public Waitable {
     const uint64_t ticks = limit == kForever ? UINT64_MAX
                                              : std::max<uint64_t>(1, uint64_t(double(exec_.ctx_.timestamp_frequency) *
                                                                               double(limit.count()) / 1e9));
-    if (exec_.api_.hsa_signal_wait_scacquire(set_.done->handle, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
+    if (exec_.api_.hsa_signal_wait_scacquire(target_, HSA_SIGNAL_CONDITION_LT, 1, ticks, state) < 1)
       return WaitStatus::Complete;
     return exec_.failed_lane(nullptr) ? WaitStatus::Failed : WaitStatus::Pending;
   }
   const HsaGraphExec& exec_;
   const ReplaySet& set_;
+  hsa_signal_t target_;
 };
+
+void lane_error_callback(hsa_status_t status, hsa_queue_t*, void* data) {
+  const auto* callback = static_cast<const LaneCallback*>(data);
+  callback->exec->lane_failed(callback->lane, status);
+}
 
 HsaGraphExec::HsaGraphExec(HsaDevice& device, const graph::Lowering& lowering)
     : device_(device),
@@ -378,11 +430,20 @@ void HsaGraphExec::prepare(const graph::Graph& graph) {
       lane.nodes.push_back(p.node);
       if (p.completion >= 0 && uint64_t(p.completion) == plan_.replay_done) terminal_ = lane.nodes.size() - 1;
     }
+    if (l == 0) {
+      auto described = std::make_shared<std::vector<std::string>>();
+      for (const AqlPacket& p : packets)
+        described->push_back(p.node < 0 ? std::string()
+                                        : fmt::format("{} of a replay of a graph of {} nodes", names_[size_t(p.node)],
+                                                      node_count_));
+      lane0_packets_ = std::move(described);
+    }
     if (l == 0 || packets.empty()) continue;
     lane.error = std::make_shared<QueueErrorState>();
+    lane.callback = {this, uint32_t(l)};  // lanes_ is not resized again: the address stays
     LRRT_HSA_CHECK(api_, LR_ERROR_RUNTIME,
                    hsa_queue_create(device_.agent(), device_.queue_size(), HSA_QUEUE_TYPE_SINGLE, lane_error_callback,
-                                    lane.error.get(), UINT32_MAX, UINT32_MAX, &lane.queue));
+                                    &lane.callback, UINT32_MAX, UINT32_MAX, &lane.queue));
     device_.watch_queue(lane.error);
   }
 }
@@ -518,14 +579,48 @@ void HsaGraphExec::keep_set_until_exit(ReplaySet& set) noexcept {
   set.signals.clear();
 }
 
+// The first packet of lane 0's block takes pending copies in its free
+// dependency slots when it is a barrier-AND (the fork); the rest wait in
+// barrier-AND packets before the block. Every set's first image has the same
+// free slots.
+uint32_t HsaGraphExec::join_packets(std::span<const SignalRef> pending) const {
+  const std::vector<Image>& images = sets_.front().images[0];
+  size_t free_slots = 0;
+  if (!images.empty() && packet_type(images[0].header) == HSA_PACKET_TYPE_BARRIER_AND)
+    for (const auto& dep : reinterpret_cast<const hsa_barrier_and_packet_t*>(images[0].bytes.data())->dep_signal)
+      free_slots += dep.handle == 0;
+  const size_t rest = pending.size() > free_slots ? pending.size() - free_slots : 0;
+  return uint32_t((rest + kBarrierAndMaxDeps - 1) / kBarrierAndMaxDeps);
+}
+
+void HsaGraphExec::wait_for_ring_space(uint32_t joins) {
+  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+    const Lane& lane = lanes_[l];
+    if (!lane.queue) continue;
+    const uint64_t n = lane.nodes.size() + (l == 0 ? joins : 0);
+    if (n > lane.queue->size)
+      LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "the replay needs {} AQL packets on one queue, more than its ring of {}", n,
+                 lane.queue->size);
+    // This producer is the ring's only one (the launch queue's lock, or the
+    // exec's): the space found stays free until write_block takes it.
+    const uint64_t start = api_.hsa_queue_load_write_index_relaxed(lane.queue);
+    wait_ring_space(api_, lane.queue, start + n - 1, *lane.error);
+  }
+  uint32_t failed = 0;
+  if (failed_lane(&failed)) {
+    // A replay in flight failed: reported as the exec's failure.
+    wait_all();
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "the hsa queue of lane {} of the replay failed before the replay was written",
+               failed);
+  }
+}
+
 void HsaGraphExec::write_block(uint32_t l, ReplaySet& set, std::span<const SignalRef> pending) {
   Lane& lane = lanes_[l];
   const std::vector<Image>& images = set.images[l];
   hsa_queue_t* q = lane.queue;
   const uint64_t size = q->size;
-  // Join packets for the launch queue's pending copies: the first packet's
-  // free dependency slots (the fork, when it is a barrier-AND), then
-  // barrier-AND packets before the block.
+  // Join packets for the launch queue's pending copies (join_packets).
   join_scratch_.clear();
   for (const auto& s : pending) join_scratch_.push_back(s->handle);
   size_t first_free = 0;
@@ -540,19 +635,9 @@ void HsaGraphExec::write_block(uint32_t l, ReplaySet& set, std::span<const Signa
       dep = join_scratch_[first_free++];
     }
   }
-  const size_t rest = join_scratch_.size() - first_free;
-  const uint32_t joins = uint32_t((rest + kBarrierAndMaxDeps - 1) / kBarrierAndMaxDeps);
+  const uint32_t joins = join_packets(pending);
   const uint64_t n = joins + images.size();
-  if (n > size)
-    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "the replay needs {} AQL packets on one queue, more than its ring of {}", n,
-               size);
-
-  // Wait until the whole block fits, then reserve it with one add: this
-  // producer is the ring's only one (the launch queue's lock, or the exec's).
-  const uint64_t start = api_.hsa_queue_load_write_index_relaxed(q);
-  wait_ring_space(api_, q, start + n - 1, *lane.error);
-  if (lane.error->failed.load(std::memory_order_acquire))
-    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "the hsa queue of the replay failed before the replay was written");
+  // Reserve the block with one add (wait_for_ring_space made room).
   const uint64_t index = api_.hsa_queue_add_write_index_relaxed(q, n);
   auto* base = static_cast<std::byte*>(q->base_address);
   auto slot = [&](uint64_t i) { return base + ((index + i) & (size - 1)) * kAqlPacketBytes; };
@@ -670,6 +755,7 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
     std::memcpy(set.kernargs, kernarg_master_.data(), kernarg_master_.size());
     set.patch_generation = patch_generation_;
   }
+  bool submitting = false;  // from here a failure leaves part of the replay submitted
   try {
     // Everything under the launch queue's lock, taken first: another
     // thread's copy and launch on that queue cannot slip in between the
@@ -677,14 +763,24 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
     // closed a circular wait (a root copy waiting for the fork behind the
     // other thread's launch, which waits for its copy behind the root copy).
     launch_queue->submit_block([&](hsa_queue_t* ring, const std::shared_ptr<QueueErrorState>& error,
-                                   std::span<const SignalRef> pending) -> SignalRef {
+                                   std::span<const SignalRef> pending) -> HsaQueue::Block {
       // The replays in flight ran on another queue (or one that was
       // recreated after an error): this one follows them from the host.
       if (in_flight_ && ring != last_ring_) {
         counters.launch_waits.fetch_add(1, std::memory_order_relaxed);
         wait_all();
       }
+      Lane& lane = lanes_[0];
+      lane.queue = ring;
+      lane.error = error;
+      lane_failures_.set_launch_queue(error);
+      // Room on every ring first, joins included: a timeout or a failure
+      // here leaves nothing behind. Were the copies or the blocks of lanes
+      // 1.. submitted first, abandoning them (forcing their signals) would
+      // run them beside earlier work, without their dependencies.
+      wait_for_ring_space(join_packets(pending));
       // In flight from here: a failure below abandons this set too.
+      submitting = true;
       ++in_flight_;
       next_ = (next_ + 1) % sets_.size();
       last_ring_ = ring;
@@ -694,9 +790,6 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
       submit_engine_ops(set);
       for (uint32_t l = 1; l < lanes_.size(); ++l)
         if (lanes_[l].queue) write_block(l, set, {});
-      Lane& lane = lanes_[0];
-      lane.queue = ring;
-      lane.error = error;
       SignalRef done;
       if (event) {
         event->arm(HsaEvent::Kind::Marker, error, fmt::format("a replay of a graph of {} nodes", node_count_));
@@ -709,10 +802,14 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
       set.done = done;
       write_block(0, set, pending);
       set.keep.assign(pending.begin(), pending.end());
-      return done;
+      return {done, set.blocks[0].start, set.blocks[0].joins, lane0_packets_};
     });
   } catch (const Error& e) {
     if (!failure_.empty()) throw;  // an earlier replay's failure, reported by the wait that saw it
+    // Nothing of this replay was submitted (a timeout waiting for ring
+    // space, the launch queue's own failure): the replays in flight go on,
+    // and so may the exec.
+    if (!submitting) throw;
     abandon();
     failure_ = e.what();
     LRRT_THROW(e.status(), "{} (the replay was only partly submitted)", e.what());
@@ -723,14 +820,42 @@ void HsaGraphExec::launch(Queue& queue, Event* completion) {
   for (size_t i = 0; i < ops_.size(); ++i) {
     const EngineOp& op = ops_[i];
     if (!op.stage_out) continue;
-    wait_signal(ctx_, signal(set, op.completion), nullptr,
-                fmt::format("{} (a device-to-host copy to pageable memory)", op.name));
+    // A failed lane fails this wait too (reported as the replay's failure).
+    ReplayWait copied(*this, set, signal(set, op.completion));
+    if (wait(copied) != WaitStatus::Complete) {
+      wait_all();
+      LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{}: the replay failed before its device-to-host copy to pageable memory",
+                 op.name);
+    }
     std::memcpy(op.stage_out, set.staging[i], op.size);
   }
 }
 
+void HsaGraphExec::lane_failed(uint32_t l, hsa_status_t status) {
+  const Lane& lane = lanes_[l];
+  lane.error->status.store(int(status));
+  lane.error->failed.store(true, std::memory_order_release);
+  // The packet the lane stopped at: its blocks all have the lane's packet
+  // count (no joins on lanes 1..), from write index 0.
+  std::string what = fmt::format("lane {}", l);
+  const uint64_t read = api_.hsa_queue_load_read_index_scacquire(lane.queue);
+  if (!lane.nodes.empty() && read < api_.hsa_queue_load_write_index_relaxed(lane.queue)) {
+    const int64_t node = lane.nodes[read % lane.nodes.size()];
+    if (node >= 0) what = fmt::format("{} on lane {}", names_[size_t(node)], l);
+  }
+  try {
+    lane_failures_.failed(int(status), fmt::format("{} of a replay of a graph of {} nodes failed: {}", what,
+                                                   node_count_, hsa_error_text(api_, status)));
+  } catch (...) {
+    // Out of memory for the message: the lane's own state says it failed.
+  }
+}
+
 bool HsaGraphExec::failed_lane(uint32_t* which) const {
-  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+  // Lanes 1.. first: a lane's failure also fails lane 0 (the launch queue),
+  // and the lane that failed first is the one to name.
+  for (uint32_t i = 1; i <= lanes_.size(); ++i) {
+    const uint32_t l = i % uint32_t(lanes_.size());
     const auto& e = lanes_[l].error;
     if (e && e->failed.load(std::memory_order_acquire)) {
       if (which) *which = l;
@@ -790,6 +915,12 @@ void HsaGraphExec::wait_oldest() {
   uint32_t lane = 0;
   failed_lane(&lane);
   const auto& error = lanes_[lane].error;
+  if (const uint32_t hw = error->hw_exception.load()) {
+    std::string what = fmt::format("{} did not complete: {}", pending_work(set), device_.device_lost_text(hw));
+    abandon();
+    failure_ = what;
+    LRRT_THROW(LR_ERROR_DEVICE_LOST, "{}", what);
+  }
   std::string what = fmt::format("{} failed on the hsa queue of lane {}: {}", pending_work(set), lane,
                                  hsa_error_text(api_, hsa_status_t(error->status.load())));
   if (error->memory_fault.load())

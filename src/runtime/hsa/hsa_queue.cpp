@@ -34,6 +34,7 @@ HsaQueue::~HsaQueue() {
   } catch (...) {
   }
   destroy_hsa_queue();
+  for (hsa_queue_t* q : retired_) api_.hsa_queue_destroy(q);
   printf_.reset();  // after the queue: nothing writes into it any more
   for (auto& s : slots_) {
     if (s.kernarg) device_.free_kernarg(s.kernarg);
@@ -55,6 +56,30 @@ void HsaQueue::create_hsa_queue() {
 void HsaQueue::destroy_hsa_queue() {
   if (queue_) api_.hsa_queue_destroy(queue_);
   queue_ = nullptr;
+}
+
+void HsaQueue::retire_hsa_queue() {
+  if (queue_) {
+    try {
+      retired_.push_back(queue_);
+    } catch (...) {
+      api_.hsa_queue_destroy(queue_);
+    }
+  }
+  queue_ = nullptr;
+  blocks_.clear();
+}
+
+std::string HsaQueue::failed_replay_packet() const {
+  if (!queue_) return {};
+  const uint64_t read = api_.hsa_queue_load_read_index_scacquire(queue_);
+  for (const Block& b : blocks_) {
+    const uint64_t first = b.start + b.joins;
+    if (read < first || read - first >= b.packets->size()) continue;
+    const std::string& what = (*b.packets)[size_t(read - first)];
+    if (!what.empty()) return what;
+  }
+  return {};
 }
 
 bool HsaQueue::slot_done(const Slot& s) const {
@@ -209,6 +234,7 @@ void HsaQueue::reap_completed() {
   });
   std::erase_if(markers_,
                 [&](const PendingMarker& m) { return api_.hsa_signal_load_relaxed(m.signal->handle) < 1; });
+  std::erase_if(blocks_, [&](const Block& b) { return api_.hsa_signal_load_relaxed(b.done->handle) < 1; });
 }
 
 void HsaQueue::launch(Kernel& kernel, const LaunchConfig& c, std::span<const std::byte> args,
@@ -404,10 +430,15 @@ void HsaQueue::submit_block(const BlockWriter& write) {
   reap_completed();
   pending_scratch_.clear();
   for (auto& cp : copies_) pending_scratch_.push_back(cp.signal);
-  SignalRef done = write(queue_, error_, pending_scratch_);
+  Block block = write(queue_, error_, pending_scratch_);
   pending_scratch_.clear();
-  last_signal_ = done->handle;
-  last_ref_ = std::move(done);
+  last_signal_ = block.done->handle;
+  last_ref_ = block.done;
+  try {
+    blocks_.push_back(std::move(block));
+  } catch (...) {
+    // Only the kernel's name in a failure message is lost.
+  }
   last_slot_ = nullptr;
 }
 
@@ -430,6 +461,8 @@ uint64_t HsaQueue::attach_printf(const HsaKernel& k) {
 void HsaQueue::throw_if_failed() {
   if (!error_->failed.load(std::memory_order_acquire)) {
     if (!queue_) {
+      if (const auto cause = device_.hw_exception())
+        LRRT_THROW(LR_ERROR_DEVICE_LOST, "{}", device_.device_lost_text(*cause));
       // A GPU memory fault stopped the device (reported once, below).
       const auto f = device_.memory_fault();
       LRRT_THROW(LR_ERROR_DEVICE_LOST,
@@ -441,14 +474,25 @@ void HsaQueue::throw_if_failed() {
   }
   // What the dispatches printed before the queue failed may explain it.
   if (printf_) printf_->drain();
-  // The oldest dispatch that has not completed is the one that faulted.
+  // The oldest dispatch that has not completed is the one that faulted,
+  // unless the queue stopped inside a replay's block.
+  const std::string replay_packet = failed_replay_packet();
   std::string name;
-  for (size_t i = 0; i < slots_.size() && name.empty(); ++i) {
+  for (size_t i = 0; i < slots_.size() && name.empty() && replay_packet.empty(); ++i) {
     const Slot& s = slots_[(next_slot_ + i) % slots_.size()];
     if (s.busy && !slot_done(s)) name = s.kernel_name;
   }
   hsa_status_t status = hsa_status_t(error_->status.load());
   std::string what = hsa_error_text(api_, status);
+  // A replay's lane queue failed (hsa_graph.cpp): the kernel that failed ran
+  // there, and this queue's unfinished work waited behind the replay.
+  const std::string cause = error_->cause();
+  // What failed: "kernel 'k'", or a replay's "node 2 (kernel 'k') of a
+  // replay of a graph of 3 nodes"; empty when unknown.
+  const std::string who = !cause.empty()          ? std::string()
+                          : !replay_packet.empty() ? replay_packet
+                          : name.empty()           ? std::string()
+                                                   : fmt::format("kernel '{}'", name);
   // Recover: a fresh queue; the dead one's work is abandoned.
   for (auto& s : slots_) {
     if (s.busy && !slot_done(s)) {
@@ -467,21 +511,27 @@ void HsaQueue::throw_if_failed() {
   last_ref_.reset();
   last_slot_ = nullptr;
   auto old = error_;
-  destroy_hsa_queue();
+  retire_hsa_queue();
+  if (const uint32_t hw = old->hw_exception.load()) {
+    // No new queue: the device is lost (later calls say so, above).
+    error_ = std::make_shared<QueueErrorState>();
+    LRRT_THROW(LR_ERROR_DEVICE_LOST, "{}{}", device_.device_lost_text(hw),
+               who.empty() ? std::string() : fmt::format(" ({} was running)", who));
+  }
   if (old->memory_fault.load()) {
     // No new queue: the device's queues stopped, and ROCr reports no later
     // fault. Later calls say the device is lost.
     error_ = std::make_shared<QueueErrorState>();
     const std::string where = fmt::format("at address {:#x} ({})", old->fault_address.load(),
                                           memory_fault_reason_text(old->fault_reason.load()));
-    if (name.empty())
+    if (who.empty())
       LRRT_THROW(LR_ERROR_KERNEL_FAULT,
                  "a GPU memory fault {} stopped the hsa queue; the device is unusable until the process restarts",
                  where);
     LRRT_THROW(LR_ERROR_KERNEL_FAULT,
-               "kernel '{}' caused a GPU memory fault {} on hsa device '{}'; ROCr stops the device's queues: the "
+               "{} caused a GPU memory fault {} on hsa device '{}'; ROCr stops the device's queues: the "
                "device is unusable until the process restarts",
-               name, where, device_.properties().name);
+               who, where, device_.properties().name);
   }
   std::string recovered = "a new hsa queue replaces it";
   try {
@@ -489,13 +539,15 @@ void HsaQueue::throw_if_failed() {
   } catch (const Error& e) {
     recovered = std::string("the device is unusable: ") + e.what();
     error_ = old;
-    LRRT_THROW(LR_ERROR_DEVICE_LOST, "kernel '{}' failed on the hsa queue: {}; {}",
-               name.empty() ? "?" : name, what, recovered);
+    LRRT_THROW(LR_ERROR_DEVICE_LOST, "{} failed on the hsa queue: {}; {}", who.empty() ? "a kernel" : who, what,
+               recovered);
   }
-  if (name.empty())
+  if (!cause.empty())
+    LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{}; the hsa queue's work after the replay is abandoned; {}", cause,
+               recovered);
+  if (who.empty())
     LRRT_THROW(LR_ERROR_KERNEL_FAULT, "the hsa queue failed: {}; {}", what, recovered);
-  LRRT_THROW(LR_ERROR_KERNEL_FAULT, "kernel '{}' failed on the hsa queue: {}; {}", name, what,
-             recovered);
+  LRRT_THROW(LR_ERROR_KERNEL_FAULT, "{} failed on the hsa queue: {}; {}", who, what, recovered);
 }
 
 void HsaQueue::synchronize() {

@@ -45,8 +45,17 @@ class HsaQueue final : public Queue {
   // waits for them: the replay follows them) and returns the signal the
   // block's last packet completes. Later copies and markers of this queue
   // wait for that signal; later dispatches follow through their barrier bit.
-  using BlockWriter = std::function<SignalRef(hsa_queue_t* ring, const std::shared_ptr<QueueErrorState>& error,
-                                              std::span<const SignalRef> pending_copies)>;
+  // `packets` names the block's packets from write index `start` (after
+  // `joins` join packets), so that a failure of this queue inside the block
+  // names the replay's kernel.
+  struct Block {
+    SignalRef done;
+    uint64_t start = 0;
+    uint32_t joins = 0;
+    std::shared_ptr<const std::vector<std::string>> packets;  // "node 2 (kernel 'k')", "" for a barrier-AND
+  };
+  using BlockWriter = std::function<Block(hsa_queue_t* ring, const std::shared_ptr<QueueErrorState>& error,
+                                          std::span<const SignalRef> pending_copies)>;
   void submit_block(const BlockWriter& write);
 
  private:
@@ -81,7 +90,13 @@ class HsaQueue final : public Queue {
   };
 
   void create_hsa_queue();
+  // A failed queue is kept (not destroyed) until this queue goes: a graph
+  // exec may still read the read index of its replays' blocks on it.
+  void retire_hsa_queue();
   void destroy_hsa_queue();
+  // The replay block (submit_block) holding the packet the queue stopped
+  // at, described; empty when none does.
+  std::string failed_replay_packet() const;
   bool slot_done(const Slot& s) const;
   Slot& acquire_slot(size_t kernarg_bytes);
   // Waits until `count` more packets fit in the ring (throws on a timeout or
@@ -121,6 +136,8 @@ class HsaQueue final : public Queue {
   SignalRef last_ref_;           // keeps last_signal_ alive when pooled
   std::vector<PendingCopy> copies_;
   std::vector<PendingMarker> markers_;
+  std::vector<Block> blocks_;  // replay blocks not known to be complete
+  std::vector<hsa_queue_t*> retired_;
   std::vector<SignalRef> pending_scratch_;
   hsa_signal_t barrier_signal_{0};  // completion of dependency barriers
   std::unique_ptr<PrintfBuffer> printf_;  // at the first printing kernel

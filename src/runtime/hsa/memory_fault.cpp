@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace lrrt::rt::hsa {
 namespace {
@@ -19,7 +20,10 @@ Registry& registry() {
 }
 
 hsa_status_t on_system_event(const hsa_amd_event_t* event, void* data) {
-  if (!event || event->event_type != HSA_AMD_GPU_MEMORY_FAULT_EVENT) return HSA_STATUS_ERROR;
+  const bool memory_fault = event && event->event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT;
+  const bool hw_exception = event && int(event->event_type) == kHwExceptionEvent;
+  // Other events (HSA_AMD_GPU_MEMORY_ERROR_EVENT) are not claimed.
+  if (!memory_fault && !hw_exception) return HSA_STATUS_ERROR;
   std::shared_ptr<FaultSink> sink;
   {
     Registry& r = registry();
@@ -30,7 +34,18 @@ hsa_status_t on_system_event(const hsa_amd_event_t* event, void* data) {
   }
   // Unclaimed (the library's lrrt backend is gone, or not our agent): ROCr
   // then does what it does without a handler.
-  return sink && sink->deliver(event->memory_fault) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+  if (!sink) return HSA_STATUS_ERROR;
+  if (memory_fault) return sink->deliver(event->memory_fault) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+  // The union's first member starts where every member does.
+  HwExceptionInfo exception{};
+  std::memcpy(&exception, &event->memory_fault, sizeof exception);
+  return sink->deliver(exception) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+}
+
+void mark_hw_exception(QueueErrorState& queue, uint32_t cause) {
+  queue.hw_exception.store(cause ? cause : kHwExceptionGpuHang);
+  queue.status.store(int(HSA_STATUS_ERROR));
+  queue.failed.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -52,6 +67,28 @@ std::string memory_fault_reason_text(uint32_t mask) {
   return out.empty() ? "reason unknown" : out;
 }
 
+void QueueErrorState::fail_from(int failed_status, std::string cause) {
+  {
+    std::lock_guard lock(cause_mutex_);
+    if (failed.load(std::memory_order_acquire)) return;  // its own failure came first
+    cause_ = std::move(cause);
+  }
+  status.store(failed_status);
+  failed.store(true, std::memory_order_release);
+}
+
+std::string QueueErrorState::cause() const {
+  std::lock_guard lock(cause_mutex_);
+  return cause_;
+}
+
+std::string hw_exception_cause_text(uint32_t mask) {
+  std::string out;
+  if (mask & kHwExceptionGpuHang) out = "a GPU hang (the device was reset)";
+  if (mask & kHwExceptionEcc) out += std::string(out.empty() ? "" : " and ") + "an SRAM ECC error";
+  return out.empty() ? "a hardware exception of unknown cause" : out;
+}
+
 void FaultSink::watch(hsa_agent_t agent, const std::shared_ptr<QueueErrorState>& queue) {
   std::lock_guard lock(mutex_);
   std::erase_if(queues_, [](const auto& q) { return q.second.expired(); });
@@ -64,6 +101,28 @@ void FaultSink::watch(hsa_agent_t agent, const std::shared_ptr<QueueErrorState>&
       queue->status.store(int(HSA_STATUS_ERROR_MEMORY_FAULT));
       queue->failed.store(true, std::memory_order_release);
     }
+  for (auto& [a, cause] : hw_exceptions_)
+    if (a == agent.handle) mark_hw_exception(*queue, cause);
+}
+
+bool FaultSink::deliver(const HwExceptionInfo& exception) {
+  if (std::none_of(agents_.begin(), agents_.end(), [&](hsa_agent_t a) { return a.handle == exception.agent.handle; }))
+    return false;
+  std::lock_guard lock(mutex_);
+  hw_exceptions_.emplace_back(exception.agent.handle, exception.reset_cause);
+  any_fault_.store(true, std::memory_order_release);
+  for (auto& [a, weak] : queues_)
+    if (a == exception.agent.handle)
+      if (auto q = weak.lock()) mark_hw_exception(*q, exception.reset_cause);
+  return true;
+}
+
+std::optional<uint32_t> FaultSink::hw_exception(hsa_agent_t agent) const {
+  if (!any_fault_.load(std::memory_order_acquire)) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  for (auto& [a, cause] : hw_exceptions_)
+    if (a == agent.handle) return cause ? cause : kHwExceptionGpuHang;
+  return std::nullopt;
 }
 
 bool FaultSink::deliver(const hsa_amd_gpu_memory_fault_info_t& fault) {
@@ -93,7 +152,7 @@ std::optional<MemoryFault> FaultSink::fault(hsa_agent_t agent) const {
   return std::nullopt;
 }
 
-hsa_status_t register_memory_fault_handler(const HsaSymbols& api, const std::shared_ptr<FaultSink>& sink) {
+hsa_status_t register_system_event_handler(const HsaSymbols& api, const std::shared_ptr<FaultSink>& sink) {
   uint64_t token;
   {
     Registry& r = registry();

@@ -86,6 +86,7 @@ struct Faults {
   std::string queue_error_kernel;
   std::string lost_signal_kernel;
   std::string vm_fault_kernel;
+  std::string hw_exception_kernel;
   uint64_t alloc_fail_bytes = 0;
   bool init_fail = false;
   bool no_gpu = false;
@@ -101,6 +102,9 @@ struct State {
   // hsa_shut_down ends the runtime, as ROCr's are.
   std::vector<std::pair<hsa_amd_system_event_callback_t, void*>> event_handlers;
   bool vm_fault_delivered = false;  // ROCr's VMFaultHandler does not re-arm itself
+  bool hw_exception_delivered = false;  // nor does its HwExceptionHandler
+  std::vector<struct SQueue*> queues;  // live queues, all of the one GPU agent
+  uint32_t queue_max_size = 4096;      // $LRRT_HSA_STANDIN_QUEUE_MAX at the first hsa_init
   std::vector<lrrt_hsa_standin_dispatch_t> dispatches;
   std::map<std::string, uint64_t> counters;
   std::string isa = "gfx1100";
@@ -131,6 +135,7 @@ void set_faults(const char* spec) {
     if (key == "queue_error") f.queue_error_kernel = val;
     else if (key == "lost_signal") f.lost_signal_kernel = val;
     else if (key == "vm_fault") f.vm_fault_kernel = val;
+    else if (key == "hw_exception") f.hw_exception_kernel = val;
     else if (key == "alloc_fail") f.alloc_fail_bytes = std::strtoull(val.c_str(), nullptr, 10);
     else if (key == "init_fail") f.init_fail = true;
     else if (key == "no_gpu") f.no_gpu = true;
@@ -361,6 +366,47 @@ void vm_fault(SQueue* q, uint64_t address, uint32_t reason, const char* why) {
   std::abort();
 }
 
+// HSA_AMD_GPU_HW_EXCEPTION_EVENT and its data as ROCr's hsa_ext_amd.h
+// defines them; Debian's older header (which this builds against) has
+// neither.
+constexpr int kHwExceptionEvent = 1;
+struct HwExceptionInfo {
+  hsa_agent_t agent;
+  uint32_t reset_type;   // HSA_AMD_HW_EXCEPTION_RESET_TYPE_OTHER = 1: ROCr sets no other
+  uint32_t reset_cause;  // HSA_AMD_HW_EXCEPTION_CAUSE_GPU_HANG = 1, _ECC = 2
+};
+static_assert(sizeof(HwExceptionInfo) <= sizeof(hsa_amd_gpu_memory_fault_info_t));
+
+// A hardware exception (a GPU reset after a hang, an SRAM ECC error), as
+// ROCr's Runtime::HwExceptionHandler reports it: the system event handlers
+// get HSA_AMD_GPU_HW_EXCEPTION_EVENT; unless one of them returns
+// HSA_STATUS_SUCCESS the process aborts. The handler is not re-armed (it
+// returns false to the async signal handler): a later exception is not
+// reported. The reset stops every queue of the agent with no queue error
+// callback: their packets never complete. Not modelled: the copy engine
+// (SDMA is reset too on hardware; here queued copies still run).
+void hw_exception(uint32_t cause, const char* why) {
+  count("hw_exceptions");
+  std::vector<std::pair<hsa_amd_system_event_callback_t, void*>> handlers;
+  {
+    std::lock_guard l(state().mutex);
+    for (SQueue* q : state().queues) q->dead.store(true);
+    if (state().hw_exception_delivered) return;
+    state().hw_exception_delivered = true;
+    handlers = state().event_handlers;
+  }
+  hsa_amd_event_t event{};
+  event.event_type = hsa_amd_event_type_t(kHwExceptionEvent);
+  const HwExceptionInfo info{hsa_agent_t{kGpuAgent}, 1, cause};
+  std::memcpy(&event.memory_fault, &info, sizeof info);  // the union's members share its start
+  bool handled = false;
+  for (auto& [callback, data] : handlers) handled |= callback(&event, data) == HSA_STATUS_SUCCESS;
+  if (handled) return;
+  std::fprintf(stderr, "HW Exception by GPU node-1 (Agent handle: %p) reason :%s (hsa stand-in: %s)\n",
+               reinterpret_cast<void*>(kGpuAgent), cause == 2 ? "ECC" : "GPU Hang", why);
+  std::abort();
+}
+
 // Runs a dispatch on the processor thread. Returns false when the queue
 // failed.
 bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t header) {
@@ -416,6 +462,10 @@ bool run_dispatch(SQueue* q, const hsa_kernel_dispatch_packet_t& p, uint16_t hea
   }
   if (!f.queue_error_kernel.empty() && f.queue_error_kernel == k->info.name) {
     queue_fail(q, hsa_status_t(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION));
+    return false;
+  }
+  if (!f.hw_exception_kernel.empty() && f.hw_exception_kernel == k->info.name) {
+    hw_exception(1, "injected hw_exception: the kernel hung and the GPU was reset");
     return false;
   }
   if (!f.vm_fault_kernel.empty() && f.vm_fault_kernel == k->info.name) {
@@ -932,6 +982,11 @@ EXPORT hsa_status_t hsa_init() {
       const char* i = std::getenv("LRRT_HSA_STANDIN_ISA");
       state().isa = i && *i ? i : "gfx1100";
       first_isa = state().isa;
+      // A smaller HSA_AGENT_INFO_QUEUE_MAX_SIZE (a power of two, 16..4096),
+      // so tests can fill a ring.
+      const char* m = std::getenv("LRRT_HSA_STANDIN_QUEUE_MAX");
+      const unsigned long max = m && *m ? std::strtoul(m, nullptr, 10) : 4096;
+      state().queue_max_size = max >= 16 && max <= 4096 && (max & (max - 1)) == 0 ? uint32_t(max) : 4096;
     }
   }
   if (first_isa) {
@@ -958,6 +1013,7 @@ EXPORT hsa_status_t hsa_shut_down() {
       std::swap(ce, copy_engine);
       state().event_handlers.clear();
       state().vm_fault_delivered = false;
+      state().hw_exception_delivered = false;
     }
   }
   if (ce) {
@@ -1027,7 +1083,7 @@ EXPORT hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attr,
       std::memcpy(value, d, sizeof d);
       break;
     }
-    case HSA_AGENT_INFO_QUEUE_MAX_SIZE: put<uint32_t>(value, gpu ? 4096 : 0); break;
+    case HSA_AGENT_INFO_QUEUE_MAX_SIZE: put<uint32_t>(value, gpu ? state().queue_max_size : 0); break;
     case HSA_AMD_AGENT_INFO_PRODUCT_NAME: put_str(value, gpu ? "lrrt HSA stand-in (" + state().isa + ")" : "stand-in CPU"); break;
     case HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT: put<uint32_t>(value, gpu ? 4 : 1); break;
     case HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY: put<uint32_t>(value, 1000); break;
@@ -1210,7 +1266,7 @@ EXPORT hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue
                                     void (*cb)(hsa_status_t, hsa_queue_t*, void*), void* data,
                                     uint32_t, uint32_t, hsa_queue_t** out) {
   if (agent.handle != kGpuAgent) return HSA_STATUS_ERROR_INVALID_AGENT;
-  if (size == 0 || (size & (size - 1)) || size > 4096) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (size == 0 || (size & (size - 1)) || size > state().queue_max_size) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   auto* q = new SQueue;
   q->ring = std::aligned_alloc(64, size_t(size) * 64);
   for (uint32_t i = 0; i < size; ++i) {
@@ -1229,6 +1285,10 @@ EXPORT hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue
   q->callback = cb;
   q->data = data;
   q->thread = std::thread(processor, q);
+  {
+    std::lock_guard l(state().mutex);
+    state().queues.push_back(q);
+  }
   count("queues_created");
   *out = &q->q;
   return HSA_STATUS_SUCCESS;
@@ -1236,6 +1296,10 @@ EXPORT hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue
 
 EXPORT hsa_status_t hsa_queue_destroy(hsa_queue_t* queue) {
   SQueue* q = squeue(queue);
+  {
+    std::lock_guard l(state().mutex);
+    std::erase(state().queues, q);
+  }
   q->stop.store(true);
   sig(q->q.doorbell_signal)->store(INT64_MAX);
   q->thread.join();
@@ -1407,6 +1471,9 @@ EXPORT void lrrt_hsa_standin_reset() {
 }
 EXPORT void lrrt_hsa_standin_raise_vm_fault(uint64_t address) {
   vm_fault(nullptr, address, HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT, "lrrt_hsa_standin_raise_vm_fault");
+}
+EXPORT void lrrt_hsa_standin_raise_hw_exception(uint32_t cause) {
+  hw_exception(cause, "lrrt_hsa_standin_raise_hw_exception");
 }
 EXPORT void lrrt_hsa_standin_set_worst_order(int on) { worst_order.store(on != 0); }
 EXPORT uint64_t lrrt_hsa_standin_counter(const char* name) {

@@ -41,6 +41,11 @@ typedef struct lrrt_hsa_standin_dispatch_t {
  *                         the queue stops and the system event handlers get
  *                         HSA_AMD_GPU_MEMORY_FAULT_EVENT; the process aborts
  *                         unless one returns HSA_STATUS_SUCCESS (as ROCr)
+ *   hw_exception:<kernel> a hardware exception (a GPU hang; the GPU is reset)
+ *                         instead of running <kernel>: every queue stops and
+ *                         the system event handlers get
+ *                         HSA_AMD_GPU_HW_EXCEPTION_EVENT; the process aborts
+ *                         unless one returns HSA_STATUS_SUCCESS (as ROCr)
  *   alloc_fail:<bytes>    device-pool allocations of at least <bytes> fail
  *   init_fail             hsa_init returns HSA_STATUS_ERROR_OUT_OF_RESOURCES
  *   no_gpu                no GPU agent is reported
@@ -67,13 +72,17 @@ typedef void (*lrrt_hsa_standin_set_worst_order_fn)(int on);
 /* A GPU memory fault at `address` with no queue: the system event handlers,
  * or abort() when none handles it. */
 typedef void (*lrrt_hsa_standin_raise_vm_fault_fn)(uint64_t address);
+/* A hardware exception with cause bits `cause` (1: GPU hang, 2: SRAM ECC, as
+ * hsa_amd_hw_exception_reset_cause_t): every queue stops, then the system
+ * event handlers, or abort() when none handles it. */
+typedef void (*lrrt_hsa_standin_raise_hw_exception_fn)(uint32_t cause);
 /* Counters: packets processed by type ("packets_dispatch",
  * "packets_barrier_and", "packets_barrier_bit": packets with the barrier bit),
  * "dispatches_reordered", "doorbell_rings" (stores to any queue's doorbell),
  * "write_index_adds" (hsa_queue_add_write_index_relaxed calls), "copies",
  * "copy_bytes", "copy_calls_paused", "queue_errors", "live_allocations", "zero_byte_copies"
  * (hsa_amd_memory_async_copy calls of 0 bytes: ROCr never completes their
- * signal), "vm_faults", "scratch_overruns", "symbols_already_defined",
+ * signal), "vm_faults", "hw_exceptions", "scratch_overruns", "symbols_already_defined",
  * "l2_write_backs". */
 typedef uint64_t (*lrrt_hsa_standin_counter_fn)(const char *name);
 
