@@ -29,6 +29,7 @@ mod double_buffer;
 mod error;
 mod graph;
 mod memory;
+pub mod misuse;
 mod module;
 mod sync;
 
