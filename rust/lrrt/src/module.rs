@@ -259,7 +259,8 @@ macro_rules! args {
 }
 
 /// An argument block packed for one kernel by its layout; it borrows the
-/// buffers it points into.
+/// kernel (so the identity check of a launch cannot be fooled by a kernel
+/// freed and another loaded at its address) and the buffers it points into.
 #[derive(Debug, Clone)]
 pub struct PackedArgs<'a> {
     pub(crate) bytes: Vec<u8>,
@@ -302,7 +303,7 @@ impl<'m> Kernel<'m> {
     /// Packs `args` by the kernel's declared layout: the count, pointer or
     /// value, and each size must match it (an error names the argument).
     /// Without a declared layout, natural alignment in the given order.
-    pub fn pack<'a>(&self, args: &[Arg<'a>]) -> Result<PackedArgs<'a>> {
+    pub fn pack<'a>(&'a self, args: &[Arg<'a>]) -> Result<PackedArgs<'a>> {
         const CALL: &str = "lrrt::Kernel::pack";
         let mut out: Vec<u8> = Vec::with_capacity(self.explicit_size);
         if self.has_layout {
