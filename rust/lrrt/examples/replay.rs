@@ -74,6 +74,12 @@ fn run() -> lrrt::Result<()> {
         }
     }
 
+    // Warm-up (caches, the host backend's workers, the GPU's clocks).
+    for _ in 0..3 {
+        for (_, way) in &ways {
+            way()?;
+        }
+    }
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for sample in 0..o.samples {
         for j in 0..2 {
