@@ -6,12 +6,14 @@ use std::process::Command;
 #[test]
 fn bindings_match_the_header() {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("bindgen").arg("--version").output().is_err() {
+    let bindgen = std::env::var("BINDGEN").unwrap_or_else(|_| "bindgen".to_string());
+    if Command::new(&bindgen).arg("--version").output().is_err() {
         assert!(
             std::env::var_os("LRRT_REQUIRE_BINDGEN").is_none(),
-            "LRRT_REQUIRE_BINDGEN is set but bindgen is not on PATH (apt-get install bindgen; scripts/setup does)"
+            "LRRT_REQUIRE_BINDGEN is set but {} does not run (apt-get install bindgen; scripts/setup does)",
+            bindgen
         );
-        eprintln!("SKIPPED: bindgen is not on PATH, the bindings were not regenerated (apt-get install bindgen)");
+        eprintln!("SKIPPED: {} does not run, the bindings were not regenerated (apt-get install bindgen)", bindgen);
         return;
     }
     let fresh = std::env::temp_dir().join(format!("lrrt-sys-bindings-{}.rs", std::process::id()));
