@@ -16,6 +16,7 @@ use lrrt_sys as sys;
 use crate::device::Device;
 use crate::error::{array_text, check, Error, Result};
 use crate::memory::{DeviceBuffer, Pod};
+use crate::registration::MemoryRegistration;
 use crate::module::{Arg, ArgKind, Kernel, KernelArg, LaunchConfig, PackedArgs};
 use crate::sync::{Event, Queue};
 
@@ -65,12 +66,20 @@ impl<'a> Access<'a> {
     }
     /// Bytes [offset, offset + bytes) of the buffer; bytes 0 means to its end.
     pub fn bytes<T: Pod>(buffer: &'a DeviceBuffer<T>, mode: AccessMode, offset: u64, bytes: u64) -> Access<'a> {
+        Access::at(buffer.as_ptr(), mode, offset, bytes)
+    }
+    /// Bytes [offset, offset + bytes) of registered foreign memory; bytes 0
+    /// means to its end.
+    pub fn registered(memory: &'a MemoryRegistration<'_>, mode: AccessMode, offset: u64, bytes: u64) -> Access<'a> {
+        Access::at(memory.as_ptr(), mode, offset, bytes)
+    }
+    fn at(pointer: *const c_void, mode: AccessMode, offset: u64, bytes: u64) -> Access<'a> {
         let mode = match mode {
             AccessMode::Read => sys::LR_ACCESS_READ,
             AccessMode::Write => sys::LR_ACCESS_WRITE,
             AccessMode::ReadWrite => sys::LR_ACCESS_READ_WRITE,
         };
-        Access { raw: sys::lr_graph_access_t { pointer: buffer.as_ptr(), offset, bytes, mode }, _buffer: PhantomData }
+        Access { raw: sys::lr_graph_access_t { pointer, offset, bytes, mode }, _buffer: PhantomData }
     }
 }
 

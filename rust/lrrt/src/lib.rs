@@ -31,6 +31,7 @@ mod graph;
 mod memory;
 pub mod misuse;
 mod module;
+mod registration;
 mod sync;
 
 pub use device::{backends, device_count, init, set_wait_timeout_ms, version, BackendInfo, Device, DeviceProperties, MemoryStats};
@@ -39,6 +40,7 @@ pub use error::{Error, Result, Status};
 pub use graph::{Access, AccessMode, FillPattern, Graph, GraphExec, GraphExecStats, InstantiateOptions, Node};
 pub use memory::{DeviceBuffer, PinnedBuffer, Pod};
 pub use module::{Arg, ArgKind, Kernel, KernelArg, LaunchConfig, Module, PackedArgs};
+pub use registration::MemoryRegistration;
 pub use sync::{Event, Queue};
 
 /// The raw bindings, for what this crate does not wrap.

@@ -137,6 +137,24 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Touching host memory while it is registered for the device:
+//! ```compile_fail,E0502
+//! # fn f(device: lrrt::Device) -> lrrt::Result<()> {
+//! let mut v = vec![0.0f32; 64];
+//! let r = lrrt::MemoryRegistration::new(device, &mut v[..])?;
+//! let first = v[0];
+//! drop(r);
+//! # Ok(()) }
+//! ```
+//! ```no_run
+//! # fn f(device: lrrt::Device) -> lrrt::Result<()> {
+//! let mut v = vec![0.0f32; 64];
+//! let r = lrrt::MemoryRegistration::new(device, &mut v[..])?;
+//! drop(r);
+//! let first = v[0];
+//! # Ok(()) }
+//! ```
+//!
 //! A raw address as a kernel argument needs `unsafe` (a device buffer's
 //! memory cannot be reached as a Rust slice at all):
 //! ```compile_fail,E0133

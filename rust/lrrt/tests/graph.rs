@@ -162,3 +162,46 @@ fn the_double_buffer_streams_every_round() {
     let e = slot.copy_to_device(&y, n + 1).err().unwrap();
     assert!(e.message().contains("needs 2049"), "{}", e);
 }
+
+#[test]
+fn registered_host_memory_replays_in_a_graph() {
+    let dev = device();
+    if common::backend() != "host" {
+        // Only the host backend's kernels reach plain host memory.
+        eprintln!("SKIPPED on {}: plain host memory is reachable by the host backend only", common::backend());
+        return;
+    }
+    let module = load(dev, "saxpy");
+    let saxpy = module.kernel("saxpy").unwrap();
+    let mut rng = Rng::new();
+    let n = 300usize;
+    let hx = rng.quarters(n, 16);
+    let hy0 = rng.quarters(n, 100);
+    let x = dev.buffer_from(&hx).unwrap();
+    let mut y_host = hy0.clone();
+    {
+        let y = lrrt::MemoryRegistration::new(dev, &mut y_host[..]).unwrap();
+        assert_eq!(y.size_bytes(), n * 4);
+        let graph = dev.graph().unwrap();
+        graph
+            .add_kernel(
+                &saxpy,
+                &LaunchConfig::cover(n as u32, 64),
+                &args![0.5f32, &x, &y, n as u32],
+                &[Access::read(&x), Access::registered(&y, AccessMode::ReadWrite, 0, 0)],
+            )
+            .unwrap();
+        let exec = graph.instantiate().unwrap();
+        exec.launch().unwrap();
+        exec.launch().unwrap();
+        // No synchronize: dropping the exec (then the registration) waits for the replays.
+    }
+    for i in 0..n {
+        assert_eq!(y_host[i], hy0[i] + hx[i], "y[{}]", i);
+    }
+    // A range overlapping another registration is the C ABI's error.
+    let mut v = vec![0u32; 16];
+    let r = lrrt::MemoryRegistration::new(dev, &mut v[..]).unwrap();
+    let e = unsafe { lrrt::MemoryRegistration::from_raw(dev, (r.as_ptr() as *mut u8).add(4) as *mut _, 8) }.unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument, "{}", e);
+}
