@@ -114,6 +114,6 @@ fn run() -> lrrt::Result<()> {
 fn main() {
     if let Err(e) = run() {
         eprintln!("error: {}", e);
-        std::process::exit(if e.status() == lrrt::Status::InvalidArgument { 2 } else { 3 });
+        std::process::exit(common::exit_code(&e));
     }
 }

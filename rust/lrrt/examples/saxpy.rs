@@ -1,8 +1,8 @@
 // cargo run --example saxpy [-- --backend B --kernel-dir DIR]
 // y = a*x + y with the saxpy kernel on the default backend ("auto": the
 // first GPU, else host): fresh random inputs, the output poisoned before
-// the launch, every element checked. Exit 1 on a wrong element, 3 on a
-// runtime error.
+// the launch, every element checked. Exit 1 on a wrong element, 2 on an
+// input error (a missing kernel file), 3 on a runtime error.
 mod common;
 use lrrt::{args, Device, LaunchConfig};
 
@@ -45,7 +45,7 @@ fn main() {
         Ok(false) => std::process::exit(1),
         Err(e) => {
             eprintln!("error: {}", e);
-            std::process::exit(if e.status() == lrrt::Status::InvalidArgument { 2 } else { 3 });
+            std::process::exit(common::exit_code(&e));
         }
     }
 }

@@ -84,3 +84,13 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
     }
 }
+
+/// lrrt's exit codes (docs/errors.md): 2 for an input error (an invalid
+/// argument, a bad or missing code object, an unknown kernel), 3 otherwise.
+pub fn exit_code(e: &lrrt::Error) -> i32 {
+    use lrrt::Status::*;
+    match e.status() {
+        InvalidArgument | InvalidImage | NotFound => 2,
+        _ => 3,
+    }
+}
