@@ -133,14 +133,9 @@ impl<T: Pod> DeviceBuffer<T> {
     }
 
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut v = Vec::with_capacity(self.len);
-        // SAFETY: copy_to_slice writes every element before set_len exposes
-        // them; on error the vector is dropped with length 0.
-        unsafe {
-            let dst = std::slice::from_raw_parts_mut(v.as_mut_ptr(), self.len);
-            self.copy_to_slice(dst)?;
-            v.set_len(self.len);
-        }
+        // SAFETY: all-zero bytes are a valid value of every Pod type.
+        let mut v = vec![unsafe { std::mem::zeroed::<T>() }; self.len];
+        self.copy_to_slice(&mut v)?;
         Ok(v)
     }
 
