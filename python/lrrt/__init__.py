@@ -7,19 +7,18 @@
     k.launch(grid=4, block=256, args=[np.float32(2), x, y, np.uint32(1024)])
 """
 import ctypes
-import struct
 from pathlib import Path
 
-import numpy as np
-
-from ._lib import (ARG_GLOBAL_BUFFER, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
+from . import _np
+from ._args import U32_MAX, check_pointee, check_scalar, dim3, pack_value, parse_type, scalar_code, whole
+from ._buffer import Buffer, PinnedBuffer, _Runtime, shutdown
+from ._lib import (ARG_GLOBAL_BUFFER, ArgumentError, ArgumentRangeError, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
                    InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, check, lib)
 
-__all__ = ["Error", "Device", "Buffer", "PinnedBuffer", "Registration", "Module", "Kernel", "Queue", "Event", "Graph",
-           "GraphExec", "devices", "version", "access", "READ", "WRITE", "READ_WRITE"]
+__all__ = ["Error", "ArgumentError", "ArgumentRangeError", "Device", "Buffer", "PinnedBuffer", "Registration", "Module", "Kernel", "Queue", "Event", "Graph",
+           "GraphExec", "devices", "version", "access", "shutdown", "READ", "WRITE", "READ_WRITE"]
 
 READ, WRITE, READ_WRITE = 1, 2, 3
-H2D, D2H, D2D = 0, 1, 2
 
 
 def version():
@@ -39,6 +38,9 @@ class Device:
     @staticmethod
     def select(backend="auto", ordinal=0):
         _init()
+        if not isinstance(backend, str):
+            raise TypeError(f"lrrt.Device.select: backend is a name (str), not {type(backend).__name__}")
+        ordinal = whole(ordinal, "lrrt.Device.select: ordinal", 0, U32_MAX)
         h = DeviceHandle()
         check(lib.lr_device_select(backend.encode(), ordinal, ctypes.byref(h)), "lr_device_select")
         return Device(h)
@@ -46,6 +48,7 @@ class Device:
     @staticmethod
     def open(index):
         _init()
+        index = whole(index, "lrrt.Device.open: index", 0, U32_MAX)
         h = DeviceHandle()
         check(lib.lr_device_open(ctypes.c_uint32(index), ctypes.byref(h)), "lr_device_open")
         return Device(h)
@@ -75,16 +78,22 @@ class Device:
     def synchronize(self):
         check(lib.lr_synchronize(self._h), "lr_synchronize")
 
-    def buffer(self, nbytes, dtype=np.uint8):
+    def buffer(self, nbytes, dtype=None):
+        """nbytes of device memory; dtype (numpy's) types it, None: bytes."""
         return Buffer(self, nbytes, dtype)
 
     def buffer_from(self, array):
-        a = np.ascontiguousarray(array)
+        """A buffer holding a copy of a numpy array (or of bytes: untyped)."""
+        if isinstance(array, (bytes, bytearray, memoryview)):
+            b = Buffer(self, memoryview(array).nbytes)
+            b.copy_from(array)
+            return b
+        a = _np.numpy("Device.buffer_from of an array").ascontiguousarray(array)
         b = Buffer(self, a.nbytes, a.dtype, a.shape)
         b.copy_from(a)
         return b
 
-    def pinned(self, nbytes, dtype=np.uint8):
+    def pinned(self, nbytes, dtype=None):
         return PinnedBuffer(self, nbytes, dtype)
 
     def queue(self):
@@ -96,7 +105,8 @@ class Device:
         the Registration is closed. Graph does this by itself for the tensors
         and arrays it is given."""
         if nbytes is not None:
-            return Registration(self, address_of(obj), int(nbytes), obj)
+            return Registration(self, address_of(obj), whole(nbytes, "lrrt.Device.register: nbytes", 1, 2**63 - 1),
+                                obj)
         extent = foreign_extent(obj)
         if extent is None:
             raise TypeError(f"lrrt.Device.register: give nbytes with a {type(obj).__name__}")
@@ -120,87 +130,18 @@ def devices():
     return [Device.open(i) for i in range(n.value)]
 
 
-class Buffer:
-    """Device memory (lr_malloc). numpy copies both ways; on a host device a
-    numpy view (`.numpy()`), on cuda `__cuda_array_interface__`."""
-
-    _alloc, _free, _what = "lr_malloc", "lr_free", "lr_malloc"
-
-    def __init__(self, device, nbytes, dtype=np.uint8, shape=None):
-        self.device = device
-        self.nbytes = int(nbytes)
-        self.dtype = np.dtype(dtype)
-        self.shape = tuple(shape) if shape is not None else (self.nbytes // self.dtype.itemsize,)
-        p = ctypes.c_void_p()
-        check(getattr(lib, self._alloc)(device._h, ctypes.c_size_t(self.nbytes), ctypes.byref(p)), self._what)
-        self.ptr = p.value or 0
-
-    def free(self):
-        if self.ptr:
-            getattr(lib, self._free)(self.device._h, ctypes.c_void_p(self.ptr))
-            self.ptr = 0
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
-
-    def data_ptr(self):
-        return self.ptr
-
-    def copy_from(self, array):
-        a = np.ascontiguousarray(array)
-        if a.nbytes > self.nbytes:
-            raise ValueError(f"lrrt.Buffer.copy_from: {a.nbytes} bytes do not fit in the buffer's {self.nbytes}")
-        check(lib.lr_memcpy(self.device._h, ctypes.c_void_p(self.ptr), a.ctypes.data_as(ctypes.c_void_p),
-                            ctypes.c_size_t(a.nbytes), H2D), "lr_memcpy")
-
-    def to_numpy(self, dtype=None, shape=None):
-        dt = np.dtype(dtype) if dtype is not None else self.dtype
-        out = np.empty(shape if shape is not None else (self.nbytes // dt.itemsize,), dtype=dt)
-        check(lib.lr_memcpy(self.device._h, out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(self.ptr),
-                            ctypes.c_size_t(out.nbytes), D2H), "lr_memcpy")
-        return out
-
-    def numpy(self):
-        """A view without a copy: host devices only (their memory is host memory)."""
-        if self.device.backend != "host":
-            raise Error(4, "lrrt.Buffer.numpy", f"a {self.device.backend} buffer is not host memory: use to_numpy()")
-        raw = (ctypes.c_uint8 * self.nbytes).from_address(self.ptr)
-        return np.frombuffer(raw, dtype=self.dtype, count=int(np.prod(self.shape))).reshape(self.shape)
-
-    @property
-    def __cuda_array_interface__(self):
-        if self.device.backend != "cuda":
-            raise AttributeError("__cuda_array_interface__: only cuda buffers have one")
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
-                "strides": None}
-
-    @property
-    def __array_interface__(self):
-        if self.device.backend != "host":
-            raise AttributeError("__array_interface__: only host-device buffers are host memory")
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3}
-
-
-class PinnedBuffer(Buffer):
-    _alloc, _free, _what = "lr_host_malloc", "lr_host_free", "lr_host_malloc"
-
-    def numpy(self):
-        raw = (ctypes.c_uint8 * self.nbytes).from_address(self.ptr)
-        return np.frombuffer(raw, dtype=self.dtype, count=int(np.prod(self.shape))).reshape(self.shape)
-
-
 class Registration:
     """lr_memory_register of [ptr, ptr + nbytes) on a device, dropped by
     close() or when collected. Holds the object so its memory outlives it."""
 
     def __init__(self, device, ptr, nbytes, keep=None):
+        self.ptr, self._generation = 0, _Runtime.generation
         check(lib.lr_memory_register(device._h, ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes)), "lr_memory_register")
         self.device, self.ptr, self.nbytes, self._keep = device, ptr, nbytes, keep
 
     def close(self):
+        if self.ptr and _stale(self):
+            self.ptr, self._keep = 0, None
         if self.ptr:
             check(lib.lr_memory_unregister(self.device._h, ctypes.c_void_p(self.ptr)), "lr_memory_unregister")
             self.ptr, self._keep = 0, None
@@ -218,6 +159,21 @@ class Registration:
             pass
 
 
+def _host_array(x):
+    """A numpy array over the same host memory as x (a numpy array, an
+    __array_interface__ object, a CPU torch tensor), or None."""
+    np = _np.loaded()
+    if np is None or isinstance(x, Buffer):
+        return None
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__array_interface__") or (hasattr(x, "device") and getattr(x.device, "type", None) == "cpu"
+                                             and hasattr(x, "numpy")):
+        a = x.numpy() if hasattr(x, "numpy") and not hasattr(x, "__array_interface__") else np.asarray(x)
+        return a
+    return None
+
+
 def foreign_extent(x):
     """(start, nbytes) of the whole allocation behind memory lrrt did not
     allocate: a torch tensor's storage, the array of __cuda_array_interface__,
@@ -230,16 +186,19 @@ def foreign_extent(x):
         return (int(st.data_ptr()), int(st.nbytes())) if st.nbytes() else None
     if hasattr(x, "__cuda_array_interface__"):
         cai = x.__cuda_array_interface__
-        item = np.dtype(cai["typestr"]).itemsize
+        item = _np.numpy("__cuda_array_interface__").dtype(cai["typestr"]).itemsize
         shape, strides = cai["shape"], cai.get("strides")
         if not shape or 0 in shape:
             return None
         if strides is None:
-            nbytes = item * int(np.prod(shape))
+            nbytes = item
+            for d in shape:
+                nbytes *= int(d)
         else:
             nbytes = item + sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
         return (int(cai["data"][0]), int(nbytes))
-    if isinstance(x, np.ndarray):
+    np = _np.loaded()
+    if np is not None and isinstance(x, np.ndarray):
         base = x
         while isinstance(base.base, np.ndarray):
             base = base.base
@@ -251,60 +210,58 @@ def foreign_extent(x):
 def address_of(x):
     """The device address of a kernel argument: lrrt buffers, torch tensors
     (data_ptr), objects with __cuda_array_interface__, numpy arrays (host
-    memory: for the host backend), raw int addresses."""
+    memory: for the host backend), raw int addresses (0 to 2^64-1)."""
     if isinstance(x, Buffer):
-        return x.ptr
+        return x._live("data_ptr")
     if hasattr(x, "data_ptr") and callable(x.data_ptr):
         return int(x.data_ptr())
     if hasattr(x, "__cuda_array_interface__"):
         return int(x.__cuda_array_interface__["data"][0])
-    if isinstance(x, np.ndarray):
+    np = _np.loaded()
+    if np is not None and isinstance(x, np.ndarray):
         if not x.flags["C_CONTIGUOUS"]:
             raise ValueError("a numpy array passed as a pointer must be C-contiguous")
         return int(x.ctypes.data)
     if isinstance(x, int) and not isinstance(x, bool):
-        return x
+        return whole(x, "a raw address", 0, 2**64 - 1)
     raise TypeError(f"cannot pass {type(x).__name__} as a pointer")
 
 
-_SCALAR_FORMATS = {"f16": "e", "f32": "f", "f64": "d", "i8": "b", "i16": "h", "i32": "i", "i64": "q",
-                   "u8": "B", "u16": "H", "u32": "I", "u64": "Q", "bf16": None}
-
-
 def pack_scalar(value, type_name):
-    if type_name == "bf16":
-        f = struct.unpack("<I", struct.pack("<f", float(value)))[0]
-        f += 0x7FFF + ((f >> 16) & 1)  # round to nearest even
-        return struct.pack("<H", (f >> 16) & 0xFFFF)
-    fmt = _SCALAR_FORMATS[type_name]
-    if fmt in "efd":
-        return struct.pack("<" + fmt, float(value))
-    return struct.pack("<" + fmt, int(value))
+    """The bytes of one scalar of an lrrt type name (f32, u32, bf16, ...),
+    OverflowError if it does not fit."""
+    return pack_value(value, scalar_code(type_name), f"a {type_name} value")
 
 
 def _numpy_scalar_type(v):
+    np = _np.loaded()
+    if np is None or not isinstance(v, np.generic):
+        return None
     return {np.float16: "f16", np.float32: "f32", np.float64: "f64", np.int8: "i8", np.int16: "i16", np.int32: "i32",
             np.int64: "i64", np.uint8: "u8", np.uint16: "u16", np.uint32: "u32", np.uint64: "u64"}.get(type(v))
 
 
-def _dim3(v):
-    if isinstance(v, int):
-        v = (v,)
-    v = tuple(int(x) for x in v) + (1,) * (3 - len(v))
-    return Dim3(*v[:3])
-
-
 def launch_config(grid, block, shared=0):
-    return LaunchConfig(_dim3(grid), _dim3(block), int(shared))
+    """The lr_launch_config_t, every field range-checked (no silent wrap)."""
+    return LaunchConfig(Dim3(*dim3(grid, "grid")), Dim3(*dim3(block, "block")),
+                        whole(shared, "shared memory bytes", 0, U32_MAX))
+
+
+def _stale(obj):
+    """True for an object of a runtime that was shut down: its handle is
+    gone, and destroying it again could hit a new object at that address."""
+    return getattr(obj, "_generation", _Runtime.generation) != _Runtime.generation
 
 
 class Module:
     def __init__(self, device, image):
         """image: a path (str / Path) or the code object's bytes."""
+        self._h = None
         if isinstance(image, (str, Path)):
             image = Path(image).read_bytes()
         self.device = device
         self._image = bytes(image)
+        self._generation = _Runtime.generation
         m = ctypes.c_void_p()
         check(lib.lr_module_load(device._h, ctypes.c_char_p(self._image), len(self._image), ctypes.byref(m)),
               "lr_module_load")
@@ -325,9 +282,9 @@ class Module:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_module_destroy(self._h)
-                self._h = None
+            self._h = None
         except Exception:
             pass
 
@@ -353,50 +310,103 @@ class Kernel:
 
     def pack(self, args, types=None):
         """The argument bytes, by the kernel's own layout when it declares one
-        (checked: count, pointer or value, size), else natural alignment.
-        Scalars: numpy scalars, or Python numbers with `types`."""
+        (checked: count, pointer or value, size, and the declared types: a
+        float64 array is not a float*, np.int32 not a float), else natural
+        alignment. Scalars: numpy scalars, Python numbers where the kernel
+        declares the type, else with `types` (f32, u32, ..., "ptr")."""
+        return self._pack(args, types)[0]
+
+    def _pack(self, args, types=None):
+        """(bytes, [(offset, argument) of every pointer])."""
+        what = f"lrrt.Kernel.pack({self.name})"
         layout = self.args if self.properties["has_arg_layout"] else None
         if layout is not None and len(args) != len(layout):
-            raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                        f"kernel {self.name} takes {len(layout)} argument(s), got {len(args)}")
-        out = bytearray()
+            raise Error(1, what, f"kernel {self.name} takes {len(layout)} argument(s), got {len(args)}")
+        if types is not None and len(types) != len(args):
+            raise Error(1, what, f"{len(types)} types for {len(args)} argument(s)")
+        out, pointers = bytearray(), []
+        np = _np.loaded()
         for i, a in enumerate(args):
             decl = layout[i] if layout is not None else None
             t = types[i] if types is not None else None
-            if t in (None, "ptr") and not isinstance(a, (float, np.generic)) and t != "value" and \
-                    (t == "ptr" or not isinstance(a, int) or (decl is not None and decl["kind"] == ARG_GLOBAL_BUFFER)):
-                data = struct.pack("<Q", address_of(a))
+            where = f"{what}: argument {i}" + (f" ({decl['name']})" if decl is not None and decl["name"] else "")
+            declared = parse_type(decl["type_name"]) if decl is not None else (False, None, 0)
+            if t == "ptr":
                 pointer = True
-            else:
-                t = t or _numpy_scalar_type(a)
-                if t is None:
-                    raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                                f"argument {i}: give a numpy scalar (np.float32(2)) or `types`, not {type(a).__name__}")
-                data = pack_scalar(a, t)
+            elif t is not None:
                 pointer = False
+            elif decl is not None and decl["kind"] in (ARG_GLOBAL_BUFFER,) + ((0,) if declared[1] else ()):
+                pointer = decl["kind"] == ARG_GLOBAL_BUFFER
+            else:
+                pointer = not isinstance(a, (int, float)) and not (np is not None and isinstance(a, np.generic))
+            if pointer:
+                if isinstance(a, float) or (np is not None and isinstance(a, np.generic)):
+                    raise Error(1, what, f"argument {i} is a value but the kernel's is a pointer")
+                if declared[0]:
+                    check_pointee(a, declared[1:], where)
+                data = address_of(a).to_bytes(8, "little")
+            else:
+                if t not in (None, "value"):
+                    code = scalar_code(t)
+                    if code is None:
+                        raise Error(1, what, f"argument {i}: unknown type {t!r} (f16, bf16, f32, f64, i8..i64, u8..u64)")
+                    check_scalar(a, t, where)
+                    if declared[1] is not None and not declared[0] and parse_type(t)[1] != declared[1]:
+                        raise ArgumentError(1, where, f"given as {t} but the kernel's is {decl['type_name']}")
+                elif declared[1] is not None and not declared[0]:
+                    check_scalar(a, decl["type_name"], where)
+                    code = scalar_code(decl["type_name"])
+                else:
+                    t = _numpy_scalar_type(a)
+                    if t is None:
+                        raise Error(1, what, f"argument {i}: give a numpy scalar (np.float32(2)) or `types`, "
+                                             f"not {type(a).__name__}")
+                    code = scalar_code(t)
+                data = pack_value(a, code, where)
             if decl is not None:
                 if decl["kind"] != ARG_OTHER and (decl["kind"] == ARG_GLOBAL_BUFFER) != pointer:
-                    raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                                f"argument {i} ({decl['name'] or '?'}) is a {'pointer' if pointer else 'value'} but the "
-                                f"kernel's is a {'pointer' if decl['kind'] == ARG_GLOBAL_BUFFER else 'value'}")
+                    raise Error(1, what, f"argument {i} ({decl['name'] or '?'}) is a {'pointer' if pointer else 'value'} "
+                                f"but the kernel's is a {'pointer' if decl['kind'] == ARG_GLOBAL_BUFFER else 'value'}")
                 if decl["size"] != len(data):
-                    raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                                f"argument {i} ({decl['name'] or '?'}) is {len(data)} bytes but the kernel's is "
-                                f"{decl['size']} bytes")
+                    raise Error(1, what, f"argument {i} ({decl['name'] or '?'}) is {len(data)} bytes but the kernel's "
+                                f"is {decl['size']} bytes")
                 off = decl["offset"]
             else:
                 off = (len(out) + len(data) - 1) // len(data) * len(data)
             if len(out) < off + len(data):
                 out.extend(b"\0" * (off + len(data) - len(out)))
             out[off:off + len(data)] = data
+            if pointer:
+                pointers.append((off, a))
         need = self.properties["explicit_kernarg_size"]
         if len(out) < need:
             out.extend(b"\0" * (need - len(out)))
-        return bytes(out)
+        return bytes(out), pointers
 
     def launch(self, grid, block, args, shared=0, queue=None, types=None):
-        data = self.pack(args, types) if not isinstance(args, (bytes, bytearray)) else bytes(args)
+        """One dispatch. On a host device, numpy arrays (and other foreign
+        host memory) among the pointers are staged: copied into guarded lrrt
+        allocations, the launch waits, and the results are copied back, so a
+        kernel that runs past an array's end faults instead of writing over
+        Python's heap. Elsewhere foreign host arrays are refused."""
         cfg = launch_config(grid, block, shared)
+        if isinstance(args, (bytes, bytearray)):
+            data, pointers = bytes(args), []
+        else:
+            data, pointers = self._pack(args, types)
+        host = self.module.device.backend == "host"
+        foreign = [(off, a, arr) for off, a in pointers if (arr := _host_array(a)) is not None]
+        if foreign and not host:
+            raise TypeError(f"lrrt.Kernel.launch({self.name}): a {type(foreign[0][1]).__name__} is host memory, "
+                            f"which a {self.module.device.backend} kernel cannot use: copy it with dev.buffer_from()")
+        if foreign:
+            with _Staging(self.module.device, foreign, data) as st:
+                self._submit(cfg, st.data, queue)
+                st.finish(queue, self.name)
+            return
+        self._submit(cfg, data, queue)
+
+    def _submit(self, cfg, data, queue):
         buf = ctypes.create_string_buffer(data, len(data)) if data else None
         if queue is None:
             check(lib.lr_launch(self._h, ctypes.byref(cfg), buf, len(data)), "lr_launch")
@@ -404,8 +414,54 @@ class Kernel:
             check(lib.lr_launch_on_queue(queue._h, self._h, ctypes.byref(cfg), buf, len(data)), "lr_launch_on_queue")
 
 
+class _Staging:
+    """Foreign host arrays of one host-device launch, each whole allocation
+    (numpy base) copied once into a guarded lrrt buffer, so that arguments
+    sharing memory still share it; copied back after the kernel."""
+
+    def __init__(self, device, foreign, data):
+        np = _np.numpy("numpy arrays as kernel arguments")
+        self.device, self.blocks, out = device, {}, bytearray(data)
+        for off, _, arr in foreign:
+            if arr.size and not arr.flags["C_CONTIGUOUS"]:
+                raise ValueError("a numpy array passed as a pointer must be C-contiguous")
+            base = arr
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            lo, hi = np.byte_bounds(base)
+            block = self.blocks.get((lo, hi))
+            if block is None:
+                buf = Buffer(device, max(hi - lo, 1))
+                if hi > lo:
+                    check(lib.lr_memcpy(device._h, ctypes.c_void_p(buf.ptr), ctypes.c_void_p(lo),
+                                        ctypes.c_size_t(hi - lo), 0), "lr_memcpy")
+                block = self.blocks[(lo, hi)] = (buf, base)
+            out[off:off + 8] = (block[0].ptr + (int(arr.ctypes.data) - lo)).to_bytes(8, "little")
+        self.data = bytes(out)
+
+    def finish(self, queue, name):
+        (queue.synchronize if queue is not None else self.device.synchronize)()
+        for (lo, hi), (buf, base) in self.blocks.items():
+            if hi <= lo:
+                continue
+            if base.flags["WRITEABLE"]:
+                check(lib.lr_memcpy(self.device._h, ctypes.c_void_p(lo), ctypes.c_void_p(buf.ptr),
+                                    ctypes.c_size_t(hi - lo), 1), "lr_memcpy")
+            elif buf.to_bytes() != ctypes.string_at(lo, hi - lo):
+                raise Error(9, f"lrrt.Kernel.launch({name})", "the kernel wrote to a read-only numpy array "
+                            "(its result is dropped)")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for buf, _ in self.blocks.values():
+            buf.free()
+
+
 class Queue:
     def __init__(self, device):
+        self._h, self._generation = None, _Runtime.generation
         q = ctypes.c_void_p()
         check(lib.lr_queue_create(device._h, ctypes.byref(q)), "lr_queue_create")
         self._h, self.device = q, device
@@ -415,7 +471,7 @@ class Queue:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_queue_destroy(self._h)
                 self._h = None
         except Exception:
@@ -424,6 +480,7 @@ class Queue:
 
 class Event:
     def __init__(self, device):
+        self._h, self._generation = None, _Runtime.generation
         e = ctypes.c_void_p()
         check(lib.lr_event_create(device._h, ctypes.byref(e)), "lr_event_create")
         self._h = e
@@ -444,7 +501,7 @@ class Event:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_event_destroy(self._h)
                 self._h = None
         except Exception:
@@ -463,6 +520,7 @@ class Graph:
     instantiated into a GraphExec, replayed and patched."""
 
     def __init__(self, device):
+        self._h, self._generation, self._registered = None, _Runtime.generation, {}
         g = ctypes.c_void_p()
         check(lib.lr_graph_create(device._h, ctypes.byref(g)), "lr_graph_create")
         self._h, self.device = g, device
@@ -506,7 +564,7 @@ class Graph:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_graph_destroy(self._h)
                 self._h = None
             for r in self._registered.values():
@@ -517,7 +575,7 @@ class Graph:
 
 class GraphExec:
     def __init__(self, handle, graph):
-        self._h, self.graph = handle, graph
+        self._h, self.graph, self._generation = handle, graph, graph._generation
 
     def launch(self, queue=None):
         check(lib.lr_graph_exec_launch(self._h, queue._h if queue else None), "lr_graph_exec_launch")
@@ -536,7 +594,7 @@ class GraphExec:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_graph_exec_destroy(self._h)
                 self._h = None
         except Exception:
