@@ -65,7 +65,11 @@ class Device:
 
     @property
     def backend(self):
-        return self.properties["backend"]
+        try:
+            return self._backend
+        except AttributeError:
+            self._backend = self.properties["backend"]
+            return self._backend
 
     def memory_stats(self):
         s = MemoryStats()
@@ -307,6 +311,8 @@ class Kernel:
                 continue
             self.args.append({"offset": a.offset, "size": a.size, "kind": a.kind, "name": a.name.decode(),
                               "type_name": a.type_name.decode()})
+        self._declared = [parse_type(a["type_name"]) for a in self.args]  # (pointer, family, bytes), parsed once
+        self._host = module.device.backend == "host"
 
     def pack(self, args, types=None):
         """The argument bytes, by the kernel's own layout when it declares one
@@ -330,7 +336,7 @@ class Kernel:
             decl = layout[i] if layout is not None else None
             t = types[i] if types is not None else None
             where = f"{what}: argument {i}" + (f" ({decl['name']})" if decl is not None and decl["name"] else "")
-            declared = parse_type(decl["type_name"]) if decl is not None else (False, None, 0)
+            declared = self._declared[i] if decl is not None else (False, None, 0)
             if t == "ptr":
                 pointer = True
             elif t is not None:
@@ -394,7 +400,7 @@ class Kernel:
             data, pointers = bytes(args), []
         else:
             data, pointers = self._pack(args, types)
-        host = self.module.device.backend == "host"
+        host = self._host
         foreign = [(off, a, arr) for off, a in pointers if (arr := _host_array(a)) is not None]
         if foreign and not host:
             raise TypeError(f"lrrt.Kernel.launch({self.name}): a {type(foreign[0][1]).__name__} is host memory, "

@@ -24,11 +24,23 @@ def live_views():
     return len(_Runtime.views)
 
 
-def _track(table, obj):
+def _track(table, obj, on_empty=None):
     """Adds obj to an id -> weakref table that forgets it when it dies
-    (ctypes arrays are not hashable, so no WeakSet)."""
+    (ctypes arrays are not hashable, so no WeakSet); on_empty() runs when
+    the table becomes empty that way."""
     key = id(obj)
-    table[key] = weakref.ref(obj, lambda _, key=key: table.pop(key, None))
+
+    def forget(_):
+        table.pop(key, None)
+        if on_empty is not None and not table:
+            on_empty()
+    table[key] = weakref.ref(obj, forget)
+
+
+def _release_if_freed(buffer_ref):
+    b = buffer_ref()
+    if b is not None and b._freed:
+        b._release()
 
 
 class Buffer:
@@ -94,8 +106,14 @@ class Buffer:
     def data_ptr(self):
         return self._live("data_ptr")
 
-    def _range(self, what, nbytes, offset):
+    def _offset(self, what, offset):
         offset = whole(offset, f"lrrt.Buffer.{what}: offset", 0, 2**63 - 1)
+        if offset > self.nbytes:
+            raise ValueError(f"lrrt.Buffer.{what}: offset {offset} is past the buffer's end ({self.nbytes} bytes)")
+        return offset
+
+    def _range(self, what, nbytes, offset):
+        offset = self._offset(what, offset)
         if offset + nbytes > self.nbytes:
             raise ValueError(f"lrrt.Buffer.{what}: {nbytes} bytes at offset {offset} run past the buffer's end "
                              f"({self.nbytes} bytes)")
@@ -124,7 +142,7 @@ class Buffer:
         ptr = self._live("to_bytes")
         n = self.nbytes if nbytes is None else whole(nbytes, "lrrt.Buffer.to_bytes: nbytes", 0, 2**63 - 1)
         if nbytes is None:
-            n -= whole(offset, "lrrt.Buffer.to_bytes: offset", 0, self.nbytes)
+            n -= self._offset("to_bytes", offset)
         offset = self._range("to_bytes", n, offset)
         out = ctypes.create_string_buffer(n)
         if n:
@@ -137,7 +155,7 @@ class Buffer:
         ptr = self._live("to_numpy")
         dt = np.dtype(dtype) if dtype is not None else self.dtype
         if shape is None:
-            shape = ((self.nbytes - whole(offset, "lrrt.Buffer.to_numpy: offset", 0, self.nbytes)) // dt.itemsize,)
+            shape = ((self.nbytes - self._offset("to_numpy", offset)) // dt.itemsize,)
         elif isinstance(shape, int):
             shape = (shape,)
         shape = tuple(whole(d, "lrrt.Buffer.to_numpy: shape", 0, 2**63 - 1) for d in shape)
@@ -163,7 +181,7 @@ class Buffer:
         # The view's base is raw, and raw holds the buffer: its memory lives
         # as long as any view does (free() waits for them, shutdown refuses).
         raw._lrrt_owner = self
-        _track(self._views, raw)
+        _track(self._views, raw, lambda ref=weakref.ref(self): _release_if_freed(ref))
         _track(_Runtime.views, raw)
         return np.frombuffer(raw, dtype=self.dtype, count=count).reshape(self.shape)
 
