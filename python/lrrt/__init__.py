@@ -12,6 +12,7 @@ from pathlib import Path
 from . import _np
 from ._args import U32_MAX, check_pointee, check_scalar, dim3, pack_value, parse_type, scalar_code, whole
 from ._buffer import Buffer, PinnedBuffer, _Runtime, shutdown
+from ._foreign import Registration, Staging, _host_array, _stale, address_of, foreign_extent
 from ._lib import (ARG_GLOBAL_BUFFER, ArgumentError, ArgumentRangeError, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
                    InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, check, lib)
 
@@ -42,7 +43,7 @@ class Device:
             raise TypeError(f"lrrt.Device.select: backend is a name (str), not {type(backend).__name__}")
         ordinal = whole(ordinal, "lrrt.Device.select: ordinal", 0, U32_MAX)
         h = DeviceHandle()
-        check(lib.lr_device_select(backend.encode(), ordinal, ctypes.byref(h)), "lr_device_select")
+        check(lib.lr_device_select(_c_name(backend, "lrrt.Device.select: backend"), ordinal, ctypes.byref(h)), "lr_device_select")
         return Device(h)
 
     @staticmethod
@@ -134,103 +135,6 @@ def devices():
     return [Device.open(i) for i in range(n.value)]
 
 
-class Registration:
-    """lr_memory_register of [ptr, ptr + nbytes) on a device, dropped by
-    close() or when collected. Holds the object so its memory outlives it."""
-
-    def __init__(self, device, ptr, nbytes, keep=None):
-        self.ptr, self._generation = 0, _Runtime.generation
-        check(lib.lr_memory_register(device._h, ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes)), "lr_memory_register")
-        self.device, self.ptr, self.nbytes, self._keep = device, ptr, nbytes, keep
-
-    def close(self):
-        if self.ptr and _stale(self):
-            self.ptr, self._keep = 0, None
-        if self.ptr:
-            check(lib.lr_memory_unregister(self.device._h, ctypes.c_void_p(self.ptr)), "lr_memory_unregister")
-            self.ptr, self._keep = 0, None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-def _host_array(x):
-    """A numpy array over the same host memory as x (a numpy array, an
-    __array_interface__ object, a CPU torch tensor), or None."""
-    np = _np.loaded()
-    if np is None or isinstance(x, Buffer):
-        return None
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "__array_interface__") or (hasattr(x, "device") and getattr(x.device, "type", None) == "cpu"
-                                             and hasattr(x, "numpy")):
-        a = x.numpy() if hasattr(x, "numpy") and not hasattr(x, "__array_interface__") else np.asarray(x)
-        return a
-    return None
-
-
-def foreign_extent(x):
-    """(start, nbytes) of the whole allocation behind memory lrrt did not
-    allocate: a torch tensor's storage, the array of __cuda_array_interface__,
-    a numpy array's base. None for lrrt buffers, raw addresses and others.
-    Whole allocations, so that two views of one never overlap as ranges."""
-    if isinstance(x, Buffer):
-        return None
-    if hasattr(x, "untyped_storage") and callable(x.untyped_storage):  # torch
-        st = x.untyped_storage()
-        return (int(st.data_ptr()), int(st.nbytes())) if st.nbytes() else None
-    if hasattr(x, "__cuda_array_interface__"):
-        cai = x.__cuda_array_interface__
-        item = _np.numpy("__cuda_array_interface__").dtype(cai["typestr"]).itemsize
-        shape, strides = cai["shape"], cai.get("strides")
-        if not shape or 0 in shape:
-            return None
-        if strides is None:
-            nbytes = item
-            for d in shape:
-                nbytes *= int(d)
-        else:
-            nbytes = item + sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
-        return (int(cai["data"][0]), int(nbytes))
-    np = _np.loaded()
-    if np is not None and isinstance(x, np.ndarray):
-        base = x
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        lo, hi = np.byte_bounds(base)
-        return (int(lo), int(hi - lo)) if hi > lo else None
-    return None
-
-
-def address_of(x):
-    """The device address of a kernel argument: lrrt buffers, torch tensors
-    (data_ptr), objects with __cuda_array_interface__, numpy arrays (host
-    memory: for the host backend), raw int addresses (0 to 2^64-1)."""
-    if isinstance(x, Buffer):
-        return x._live("data_ptr")
-    if hasattr(x, "data_ptr") and callable(x.data_ptr):
-        return int(x.data_ptr())
-    if hasattr(x, "__cuda_array_interface__"):
-        return int(x.__cuda_array_interface__["data"][0])
-    np = _np.loaded()
-    if np is not None and isinstance(x, np.ndarray):
-        if not x.flags["C_CONTIGUOUS"]:
-            raise ValueError("a numpy array passed as a pointer must be C-contiguous")
-        return int(x.ctypes.data)
-    if isinstance(x, int) and not isinstance(x, bool):
-        return whole(x, "a raw address", 0, 2**64 - 1)
-    raise TypeError(f"cannot pass {type(x).__name__} as a pointer")
-
-
 def pack_scalar(value, type_name):
     """The bytes of one scalar of an lrrt type name (f32, u32, bf16, ...),
     OverflowError if it does not fit."""
@@ -251,18 +155,14 @@ def launch_config(grid, block, shared=0):
                         whole(shared, "shared memory bytes", 0, U32_MAX))
 
 
-def _stale(obj):
-    """True for an object of a runtime that was shut down: its handle is
-    gone, and destroying it again could hit a new object at that address."""
-    return getattr(obj, "_generation", _Runtime.generation) != _Runtime.generation
-
-
 class Module:
     def __init__(self, device, image):
         """image: a path (str / Path) or the code object's bytes."""
         self._h = None
         if isinstance(image, (str, Path)):
             image = Path(image).read_bytes()
+        elif not isinstance(image, (bytes, bytearray, memoryview)):
+            raise TypeError(f"lrrt.Module: give a path or the code object's bytes, not {type(image).__name__}")
         self.device = device
         self._image = bytes(image)
         self._generation = _Runtime.generation
@@ -298,7 +198,7 @@ class Kernel:
         self.module = module
         self.name = name
         k = ctypes.c_void_p()
-        check(lib.lr_kernel_get(module._h, name.encode(), ctypes.byref(k)), "lr_kernel_get")
+        check(lib.lr_kernel_get(module._h, _c_name(name, "lrrt.Kernel: name"), ctypes.byref(k)), "lr_kernel_get")
         self._h = k
         p = KernelProperties()
         check(lib.lr_kernel_get_properties(k, ctypes.byref(p)), "lr_kernel_get_properties")
@@ -406,7 +306,7 @@ class Kernel:
             raise TypeError(f"lrrt.Kernel.launch({self.name}): a {type(foreign[0][1]).__name__} is host memory, "
                             f"which a {self.module.device.backend} kernel cannot use: copy it with dev.buffer_from()")
         if foreign:
-            with _Staging(self.module.device, foreign, data) as st:
+            with Staging(self.module.device, foreign, data) as st:
                 self._submit(cfg, st.data, queue)
                 st.finish(queue, self.name)
             return
@@ -418,51 +318,6 @@ class Kernel:
             check(lib.lr_launch(self._h, ctypes.byref(cfg), buf, len(data)), "lr_launch")
         else:
             check(lib.lr_launch_on_queue(queue._h, self._h, ctypes.byref(cfg), buf, len(data)), "lr_launch_on_queue")
-
-
-class _Staging:
-    """Foreign host arrays of one host-device launch, each whole allocation
-    (numpy base) copied once into a guarded lrrt buffer, so that arguments
-    sharing memory still share it; copied back after the kernel."""
-
-    def __init__(self, device, foreign, data):
-        np = _np.numpy("numpy arrays as kernel arguments")
-        self.device, self.blocks, out = device, {}, bytearray(data)
-        for off, _, arr in foreign:
-            if arr.size and not arr.flags["C_CONTIGUOUS"]:
-                raise ValueError("a numpy array passed as a pointer must be C-contiguous")
-            base = arr
-            while isinstance(base.base, np.ndarray):
-                base = base.base
-            lo, hi = np.byte_bounds(base)
-            block = self.blocks.get((lo, hi))
-            if block is None:
-                buf = Buffer(device, max(hi - lo, 1))
-                if hi > lo:
-                    check(lib.lr_memcpy(device._h, ctypes.c_void_p(buf.ptr), ctypes.c_void_p(lo),
-                                        ctypes.c_size_t(hi - lo), 0), "lr_memcpy")
-                block = self.blocks[(lo, hi)] = (buf, base)
-            out[off:off + 8] = (block[0].ptr + (int(arr.ctypes.data) - lo)).to_bytes(8, "little")
-        self.data = bytes(out)
-
-    def finish(self, queue, name):
-        (queue.synchronize if queue is not None else self.device.synchronize)()
-        for (lo, hi), (buf, base) in self.blocks.items():
-            if hi <= lo:
-                continue
-            if base.flags["WRITEABLE"]:
-                check(lib.lr_memcpy(self.device._h, ctypes.c_void_p(lo), ctypes.c_void_p(buf.ptr),
-                                    ctypes.c_size_t(hi - lo), 1), "lr_memcpy")
-            elif buf.to_bytes() != ctypes.string_at(lo, hi - lo):
-                raise Error(9, f"lrrt.Kernel.launch({name})", "the kernel wrote to a read-only numpy array "
-                            "(its result is dropped)")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for buf, _ in self.blocks.values():
-            buf.free()
 
 
 class Queue:
@@ -518,7 +373,23 @@ def access(obj, mode, nbytes=0, offset=0):
     """An access declaration for a graph step: an lrrt buffer, a torch tensor,
     an array or a raw address; READ, WRITE or READ_WRITE; nbytes 0 = to the
     end of the allocation."""
-    return (address_of(obj), mode, nbytes, offset, obj)
+    return (address_of(obj), _mode(mode), whole(nbytes, "lrrt.access: nbytes"), whole(offset, "lrrt.access: offset"),
+            obj)
+
+
+def _mode(mode):
+    if mode not in (READ, WRITE, READ_WRITE) or isinstance(mode, bool):
+        raise ValueError(f"access mode {mode!r}: give lrrt.READ, lrrt.WRITE or lrrt.READ_WRITE")
+    return mode
+
+
+def _c_name(name, what):
+    """A name for the C ABI: a str without NUL (which would cut it short)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: give a str, not {type(name).__name__}")
+    if "\0" in name:
+        raise ValueError(f"{what}: {name!r} holds a NUL character")
+    return name.encode()
 
 
 class Graph:
@@ -552,7 +423,9 @@ class Graph:
             ptr, mode, nbytes, offset = a[:4]
             if len(a) > 4:
                 self.use(a[4])
-            acc[i] = GraphAccess(ctypes.c_void_p(ptr), offset, nbytes, mode)
+            acc[i] = GraphAccess(ctypes.c_void_p(whole(ptr, "lrrt.Graph.add_kernel: access address")),
+                                 whole(offset, "lrrt.Graph.add_kernel: access offset"),
+                                 whole(nbytes, "lrrt.Graph.add_kernel: access bytes"), _mode(mode))
         node = ctypes.c_uint32()
         buf = ctypes.create_string_buffer(data, len(data)) if data else None
         check(lib.lr_graph_add_kernel(self._h, kernel._h, ctypes.byref(cfg), buf, len(data), acc, len(accesses),
@@ -560,9 +433,12 @@ class Graph:
         return node.value
 
     def add_dependency(self, before, after):
+        before = whole(before, "lrrt.Graph.add_dependency: before", 0, U32_MAX)
+        after = whole(after, "lrrt.Graph.add_dependency: after", 0, U32_MAX)
         check(lib.lr_graph_add_dependency(self._h, before, after), "lr_graph_add_dependency")
 
     def instantiate(self, max_lanes=0, patch_waits=False):
+        max_lanes = whole(max_lanes, "lrrt.Graph.instantiate: max_lanes", 0, U32_MAX)
         opts = InstantiateOptions(max_lanes, 1 if patch_waits else 0)
         e = ctypes.c_void_p()
         check(lib.lr_graph_instantiate(self._h, ctypes.byref(opts), ctypes.byref(e)), "lr_graph_instantiate")
@@ -594,6 +470,10 @@ class GraphExec:
         self.synchronize()
 
     def set_kernargs(self, node, offset, data):
+        node = whole(node, "lrrt.GraphExec.set_kernargs: node", 0, U32_MAX)
+        offset = whole(offset, "lrrt.GraphExec.set_kernargs: offset", 0, 2**63 - 1)
+        if isinstance(data, (int, str)):
+            raise TypeError(f"lrrt.GraphExec.set_kernargs: data is bytes, not {type(data).__name__}")
         data = bytes(data)
         check(lib.lr_graph_exec_set_kernargs(self._h, node, offset, ctypes.c_char_p(data), len(data)),
               "lr_graph_exec_set_kernargs")

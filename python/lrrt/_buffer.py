@@ -13,6 +13,15 @@ H2D, D2H, D2D = 0, 1, 2
 LR_ERROR_INVALID_ARGUMENT, LR_ERROR_NOT_INITIALIZED, LR_ERROR_BUSY = 1, 2, 13
 
 
+def _plain_dtype(np, dtype, what):
+    """A numpy dtype of plain data: object dtypes hold pointers, which bytes
+    from a device would forge."""
+    dt = np.dtype(dtype)
+    if dt.hasobject:
+        raise TypeError(f"lrrt.{what}: dtype {dt} holds Python objects; lrrt buffers hold plain data")
+    return dt
+
+
 class _Runtime:
     """Which lr_init the Python objects belong to: shutdown() moves on, and
     a buffer of an earlier one refuses every use (its pointer is gone)."""
@@ -56,7 +65,8 @@ class Buffer:
         self.nbytes = whole(nbytes, f"lrrt.{type(self).__name__}: nbytes", 0, 2**63 - 1)
         self._untyped = dtype is None
         np = _np.loaded() if dtype is None else _np.numpy("a Buffer with a dtype")
-        self.dtype = np.dtype(dtype if dtype is not None else "u1") if np is not None else None
+        self.dtype = _plain_dtype(np, dtype if dtype is not None else "u1", type(self).__name__) if np is not None \
+            else None
         item = self.dtype.itemsize if self.dtype is not None else 1
         if shape is None:
             self.shape = (self.nbytes // item,)
@@ -123,8 +133,11 @@ class Buffer:
         """Copies a numpy array (or any bytes-like object) in, at a byte offset."""
         ptr = self._live("copy_from")
         np = _np.loaded()
+        if isinstance(array, str):
+            raise TypeError("lrrt.Buffer.copy_from: give an array or bytes, not a str")
         if np is not None and not isinstance(array, (bytes, bytearray, memoryview)):
             a = np.ascontiguousarray(array)
+            _plain_dtype(np, a.dtype, "Buffer.copy_from")
             src, n, keep = a.ctypes.data, a.nbytes, a
         else:
             mv = memoryview(array).cast("B")
@@ -153,7 +166,7 @@ class Buffer:
     def to_numpy(self, dtype=None, shape=None, offset=0):
         np = _np.numpy("Buffer.to_numpy")
         ptr = self._live("to_numpy")
-        dt = np.dtype(dtype) if dtype is not None else self.dtype
+        dt = _plain_dtype(np, dtype, "Buffer.to_numpy") if dtype is not None else self.dtype
         if shape is None:
             shape = ((self.nbytes - self._offset("to_numpy", offset)) // dt.itemsize,)
         elif isinstance(shape, int):

@@ -9,9 +9,9 @@ import re
 import struct
 from pathlib import Path
 
-from . import Graph, Module, address_of, launch_config, pack_scalar, READ_WRITE
+from . import Graph, Module, address_of, launch_config, READ_WRITE
 from ._args import bf16_bits, check_pointee, check_scalar, dim3, parse_type
-from ._lib import ArgumentError, ArgumentRangeError, Error, check, lib, text_call
+from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
 from ._launcher import bound_launcher
 
 MAX_METADATA_DEPTH = 256

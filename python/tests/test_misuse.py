@@ -392,3 +392,41 @@ def test_core_works_without_numpy():
     if plain and subprocess.run([plain, "-c", "import numpy"], capture_output=True).returncode != 0:
         r = child(CORE_WITHOUT_NUMPY, python=plain)
         assert_ok(r, "ok")
+
+
+def test_other_hostile_arguments_are_refused(dev, saxpy):
+    """Probed beyond the issue's list: object dtypes (bytes read into
+    object pointers), NUL in names, wrapping node ids, offsets and modes."""
+    b = dev.buffer_from(rng.random(16, dtype=np.float32))
+    with pytest.raises(TypeError, match="Python objects"):
+        b.to_numpy(dtype=object)
+    with pytest.raises(TypeError, match="Python objects"):
+        dev.buffer_from(np.array([object()]))
+    with pytest.raises(TypeError, match="Python objects"):
+        b.copy_from(np.array([object()] * 2))
+    with pytest.raises(TypeError):
+        b.copy_from("text")
+    with pytest.raises(ValueError, match="NUL"):
+        saxpy.module.kernel("saxpy\0junk")
+    with pytest.raises(ValueError, match="NUL"):
+        lrrt.Device.select("host\0cuda")
+    with pytest.raises(TypeError):
+        lrrt.Module(dev, 1 << 40)  # bytes(n) would be n zero bytes
+    with pytest.raises(ValueError):
+        lrrt.access(b, 7)
+    with pytest.raises(ValueError):
+        lrrt.access(b, lrrt.READ, nbytes=-1)
+    g = dev.graph()
+    node = g.add_kernel(saxpy, 1, 16, [np.float32(1), b, b, np.uint32(16)],
+                        accesses=[lrrt.access(b, lrrt.READ_WRITE)])
+    with pytest.raises(OverflowError):
+        g.add_dependency(node, 2**32 + node)
+    with pytest.raises(OverflowError):
+        g.instantiate(max_lanes=2**32)
+    ex = g.instantiate()
+    with pytest.raises(ValueError):
+        ex.set_kernargs(node, -1, b"\0\0\0\0")
+    with pytest.raises(OverflowError):
+        ex.set_kernargs(2**32 + node, 0, b"\0\0\0\0")
+    with pytest.raises(TypeError):
+        ex.set_kernargs(node, 0, 4)  # bytes(4) would be four zero bytes
