@@ -76,10 +76,10 @@ def describe(entry):
                                 json.dumps(md, default=str).encode(), ir.encode()))
 
 
-_TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "f16": "f16", "bf16": "bf16", "f32": "f32",
-          "f64": "f64"}
+_TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "u8", "u16": "u16", "u32": "u32",
+          "u64": "u64", "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
 # struct codes of the argument block, by Triton type ("H": bf16 as its bits)
-_CODES = {"u8": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "bf16": "H", "f32": "f", "f64": "d"}
+_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "bf16": "H", "f32": "f", "f64": "d"}
 
 def _checked_pointer(p, host):
     """The checked path's converter of a pointer parameter: its address, after
@@ -250,12 +250,17 @@ class TritonKernel:
         run(*args)
 
     def _bound_for(self, grid, queue):
+        if isinstance(grid, list):  # a list grid: cached under its tuple
+            grid = tuple(grid)
+            run = self._bound.get((grid, queue))
+            if run is not None:
+                return run
         run = bound_launcher(self, grid, queue)
         try:
             if len(self._bound) > 256:
                 self._bound.clear()
             self._bound[(grid, queue)] = run
-        except TypeError:  # an unhashable grid
+        except TypeError:  # an unhashable grid of another kind: not cached
             pass
         return run
 
