@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import _np
 from ._args import U32_MAX, check_pointee, check_scalar, dim3, pack_value, parse_type, scalar_code, whole
-from ._buffer import Buffer, PinnedBuffer, _Runtime, shutdown
+from ._buffer import Buffer, PinnedBuffer, _Runtime, inside_allocation, shutdown
 from ._foreign import Registration, Staging, _host_array, _stale, address_of, foreign_extent
 from ._lib import (ARG_GLOBAL_BUFFER, ArgumentError, ArgumentRangeError, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
                    InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, check, lib)
@@ -138,7 +138,10 @@ def devices():
 def pack_scalar(value, type_name):
     """The bytes of one scalar of an lrrt type name (f32, u32, bf16, ...),
     OverflowError if it does not fit."""
-    return pack_value(value, scalar_code(type_name), f"a {type_name} value")
+    code = scalar_code(type_name) if isinstance(type_name, str) else None
+    if code is None:
+        raise ValueError(f"lrrt.pack_scalar: unknown type {type_name!r} (f16, bf16, f32, f64, i8..i64, u8..u64)")
+    return pack_value(value, code, f"a {type_name} value")
 
 
 def _numpy_scalar_type(v):
@@ -302,6 +305,13 @@ class Kernel:
             data, pointers = self._pack(args, types)
         host = self._host
         foreign = [(off, a, arr) for off, a in pointers if (arr := _host_array(a)) is not None]
+        if host:
+            for off, a in pointers:
+                if isinstance(a, int) and a and not inside_allocation(a):
+                    raise ArgumentError(1, f"lrrt.Kernel.launch({self.name})",
+                                        f"raw address {a:#x} is not inside an lrrt allocation: on the host backend lrrt "
+                                        f"guards only its own memory; pass the array itself (it is staged) or an lrrt "
+                                        f"buffer")
         if foreign and not host:
             raise TypeError(f"lrrt.Kernel.launch({self.name}): a {type(foreign[0][1]).__name__} is host memory, "
                             f"which a {self.module.device.backend} kernel cannot use: copy it with dev.buffer_from()")

@@ -27,6 +27,15 @@ class _Runtime:
     a buffer of an earlier one refuses every use (its pointer is gone)."""
     generation = 0
     views = {}  # id -> weakref of the ctypes arrays under live numpy views
+    allocations = {}  # start -> bytes of every live Buffer: the host memory lrrt guards
+
+
+def inside_allocation(address):
+    """True if address lies in a live lrrt allocation made from Python."""
+    for start, nbytes in list(_Runtime.allocations.items()):
+        if start <= address < start + max(nbytes, 1):
+            return True
+    return False
 
 
 def live_views():
@@ -85,6 +94,8 @@ class Buffer:
         p = ctypes.c_void_p()
         check(getattr(lib, self._alloc)(device._h, ctypes.c_size_t(self.nbytes), ctypes.byref(p)), self._what)
         self.ptr = p.value or 0
+        if self.ptr:
+            _Runtime.allocations[self.ptr] = self.nbytes
 
     def _live(self, what):
         """The pointer, or Error if the buffer was freed or its runtime shut down."""
@@ -105,6 +116,7 @@ class Buffer:
     def _release(self):
         ptr, self.ptr = self.ptr, 0
         if ptr and self._generation == _Runtime.generation:
+            _Runtime.allocations.pop(ptr, None)
             getattr(lib, self._free)(self.device._h, ctypes.c_void_p(ptr))
 
     def __del__(self):
@@ -244,6 +256,7 @@ def _guarded_lr_shutdown():
         raise Error(LR_ERROR_BUSY, "lr_shutdown", f"{n} numpy view(s) of lrrt memory are alive; drop them (del) "
                     f"before shutting down, or copy with to_numpy()")
     _Runtime.generation += 1
+    _Runtime.allocations.clear()
     return _raw_shutdown()
 
 

@@ -65,6 +65,8 @@ def describe(entry):
     if isinstance(entry, (str, Path)):
         _check_file_depth(Path(entry))
         return json.loads(text_call(lib.lr_triton_describe, "lr_triton_describe", str(entry).encode()))
+    if not hasattr(entry, "metadata") or not hasattr(entry, "asm"):
+        raise TypeError(f"lrrt.triton.describe: give an entry's path or a compiled kernel, not {type(entry).__name__}")
     md = entry.metadata
     md = md._asdict() if hasattr(md, "_asdict") else dict(md)
     _check_depth(md, "the compiled kernel's metadata")

@@ -430,3 +430,22 @@ def test_other_hostile_arguments_are_refused(dev, saxpy):
         ex.set_kernargs(2**32 + node, 0, b"\0\0\0\0")
     with pytest.raises(TypeError):
         ex.set_kernargs(node, 0, 4)  # bytes(4) would be four zero bytes
+
+
+def test_raw_addresses_on_the_host_must_be_lrrt_memory(dev, saxpy):
+    """A raw int address in an eager host launch must lie in an lrrt
+    allocation (guarded); any other host address is refused, not run."""
+    n = 256
+    x = rng.random(n, dtype=np.float32)
+    bx, by = dev.buffer_from(x), dev.buffer_from(np.zeros(n, np.float32))
+    saxpy.launch(1, 256, [np.float32(2), bx.ptr, by.ptr + 0, np.uint32(n)])
+    dev.synchronize()
+    assert np.array_equal(by.to_numpy(), np.float32(2) * x)
+    outside = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match="not inside an lrrt allocation"):
+        saxpy.launch(1, 256, [np.float32(2), bx, outside.ctypes.data, np.uint32(n)])
+    assert np.all(outside == 0)
+    with pytest.raises(ValueError, match="unknown type"):
+        lrrt.pack_scalar(1, "f128")
+    with pytest.raises(TypeError, match="compiled kernel"):
+        lrrt.triton.describe(5)
