@@ -10,7 +10,7 @@ import struct
 from pathlib import Path
 
 from . import Graph, Module, address_of, launch_config, READ_WRITE
-from ._args import bf16_bits, check_pointee, check_scalar, dim3, parse_type
+from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, whole
 from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
 from ._launcher import bound_launcher
 
@@ -188,10 +188,13 @@ class TritonKernel:
         dimensions, each 0 to 2^32-1 (a 4-D grid or 2^32 is refused, never
         cut or wrapped); 0 programs launch nothing, as with Triton."""
         key = grid
-        dims = dim3(tuple(1 if d == 0 and isinstance(d, int) else d for d in
-                          ((grid,) if isinstance(grid, int) else tuple(grid))), "grid")
-        raw = (grid,) if isinstance(grid, int) else tuple(grid)
-        programs = 0 if any(d == 0 for d in raw) else math.prod(dims)
+        try:
+            raw = (grid,) if isinstance(grid, int) else tuple(grid)
+        except TypeError:
+            raise TypeError(f"lrrt.triton: give the grid as an int or a tuple, not {type(grid).__name__}") from None
+        raw = tuple(whole(d, f"grid[{i}]", 0, U32_MAX) for i, d in enumerate(raw))
+        dims = dim3(tuple(max(d, 1) for d in raw), "grid")  # 1 to 3 dimensions
+        programs = math.prod(raw)
         hidden, keep = self._hidden(programs)
         entry = (launch_config(dims, self.desc["block"], self.desc["shared"]) if programs else None, hidden, keep)
         try:

@@ -449,3 +449,55 @@ def test_raw_addresses_on_the_host_must_be_lrrt_memory(dev, saxpy):
         lrrt.pack_scalar(1, "f128")
     with pytest.raises(TypeError, match="compiled kernel"):
         lrrt.triton.describe(5)
+
+
+class _TorchLikeDtype:
+    def __init__(self, name, size, floating):
+        self.name, self.itemsize, self.is_floating_point = name, size, floating
+
+    def __str__(self):
+        return "torch." + self.name
+
+
+F32, F64, I32 = _TorchLikeDtype("float32", 4, True), _TorchLikeDtype("float64", 8, True), _TorchLikeDtype("int32", 4, False)
+
+
+class _TorchLikeTensor:
+    """What the launch path sees of a CUDA torch tensor: data_ptr() and a
+    dtype object (here over an lrrt buffer, so that a host kernel runs)."""
+
+    def __init__(self, buf, dtype):
+        self.buf, self.dtype = buf, dtype
+
+    def data_ptr(self):
+        return self.buf.ptr
+
+
+def test_bound_launcher_with_tensors_as_on_a_gpu(dev, saxpy):
+    """The GPU fast path (tensors learnt by class and dtype object) run on
+    the host: results checked, a tensor of another dtype refused on the
+    fast path, numpy arrays refused, the learnt kinds relearnt when they change."""
+    k = fake_triton(dev, saxpy)
+
+    class GpuLike:  # what the launcher asks of a device
+        backend = "cuda"
+    k.device = GpuLike()
+    k._build_packer()
+    n = 777
+    x = rng.integers(-9, 9, n).astype(np.float32)
+    y = rng.integers(-9, 9, n).astype(np.float32)
+    tx, ty = _TorchLikeTensor(dev.buffer_from(x), F32), _TorchLikeTensor(dev.buffer_from(y), F32)
+    grid = ((n + 255) // 256,)
+    expect = y.copy()
+    for i in range(10):
+        a = float(rng.integers(-3, 4))
+        k[grid](a, tx, ty, n)
+        expect = np.float32(a) * x + expect
+    assert k[grid].__globals__["C1"] is _TorchLikeTensor and k[grid].__globals__["D1"] is F32  # learnt
+    for bad in (_TorchLikeTensor(tx.buf, F64), _TorchLikeTensor(tx.buf, I32), x):
+        with pytest.raises(TypeError):
+            k[grid](1.0, bad, ty, n)
+    k[grid](np.float32(1), tx.buf, ty, n)  # another class (an lrrt buffer) and scalar kind: checked, then learnt
+    expect = x + expect
+    dev.synchronize()
+    assert np.array_equal(ty.buf.to_numpy(np.float32), expect)
