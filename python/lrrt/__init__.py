@@ -152,6 +152,13 @@ def _numpy_scalar_type(v):
             np.int64: "i64", np.uint8: "u8", np.uint16: "u16", np.uint32: "u32", np.uint64: "u64"}.get(type(v))
 
 
+def _require_live(obj, what):
+    """Error for an object of a runtime that lrrt.shutdown() ended: its
+    handle is gone (and might name a new object by now)."""
+    if _stale(obj):
+        raise Error(2, what, "the object belongs to an lrrt runtime that was shut down")
+
+
 def launch_config(grid, block, shared=0):
     """The lr_launch_config_t, every field range-checked (no silent wrap)."""
     return LaunchConfig(Dim3(*dim3(grid, "grid")), Dim3(*dim3(block, "block")),
@@ -175,6 +182,7 @@ class Module:
         self._h = m
 
     def kernel_names(self):
+        _require_live(self, "lrrt.Module.kernel_names")
         n = ctypes.c_uint32()
         check(lib.lr_module_kernel_count(self._h, ctypes.byref(n)), "lr_module_kernel_count")
         out = []
@@ -185,6 +193,7 @@ class Module:
         return out
 
     def kernel(self, name):
+        _require_live(self, "lrrt.Module.kernel")
         return Kernel(self, name)
 
     def __del__(self):
@@ -298,6 +307,7 @@ class Kernel:
         allocations, the launch waits, and the results are copied back, so a
         kernel that runs past an array's end faults instead of writing over
         Python's heap. Elsewhere foreign host arrays are refused."""
+        _require_live(self.module, "lrrt.Kernel.launch")
         cfg = launch_config(grid, block, shared)
         if isinstance(args, (bytes, bytearray)):
             data, pointers = bytes(args), []
@@ -338,6 +348,7 @@ class Queue:
         self._h, self.device = q, device
 
     def synchronize(self):
+        _require_live(self, "lrrt.Queue.synchronize")
         check(lib.lr_queue_synchronize(self._h), "lr_queue_synchronize")
 
     def __del__(self):
@@ -357,12 +368,14 @@ class Event:
         self._h = e
 
     def record(self, queue=None):
+        _require_live(self, "lrrt.Event.record")
         if queue is None:
             check(lib.lr_event_record(self._h), "lr_event_record")
         else:
             check(lib.lr_event_record_on_queue(self._h, queue._h), "lr_event_record_on_queue")
 
     def synchronize(self):
+        _require_live(self, "lrrt.Event.synchronize")
         check(lib.lr_event_synchronize(self._h), "lr_event_synchronize")
 
     def elapsed_ns(self, end):
@@ -423,6 +436,7 @@ class Graph:
         self._registered[extent[0]] = Registration(self.device, extent[0], extent[1], obj)
 
     def add_kernel(self, kernel, grid, block, args, accesses=(), shared=0, types=None):
+        _require_live(self, "lrrt.Graph.add_kernel")
         if not isinstance(args, (bytes, bytearray)):
             for a in args:
                 self.use(a)
@@ -470,9 +484,11 @@ class GraphExec:
         self._h, self.graph, self._generation = handle, graph, graph._generation
 
     def launch(self, queue=None):
+        _require_live(self, "lrrt.GraphExec.launch")
         check(lib.lr_graph_exec_launch(self._h, queue._h if queue else None), "lr_graph_exec_launch")
 
     def synchronize(self):
+        _require_live(self, "lrrt.GraphExec.synchronize")
         check(lib.lr_graph_exec_synchronize(self._h), "lr_graph_exec_synchronize")
 
     def replay(self, queue=None):
@@ -480,6 +496,7 @@ class GraphExec:
         self.synchronize()
 
     def set_kernargs(self, node, offset, data):
+        _require_live(self, "lrrt.GraphExec.set_kernargs")
         node = whole(node, "lrrt.GraphExec.set_kernargs: node", 0, U32_MAX)
         offset = whole(offset, "lrrt.GraphExec.set_kernargs: offset", 0, 2**63 - 1)
         if isinstance(data, (int, str)):

@@ -28,6 +28,7 @@ class _Runtime:
     generation = 0
     views = {}  # id -> weakref of the ctypes arrays under live numpy views
     allocations = {}  # start -> bytes of every live Buffer: the host memory lrrt guards
+    launchers = weakref.WeakSet()  # lrrt.triton's bound launchers: disarmed by shutdown
 
 
 def inside_allocation(address):
@@ -257,7 +258,14 @@ def _guarded_lr_shutdown():
                     f"before shutting down, or copy with to_numpy()")
     _Runtime.generation += 1
     _Runtime.allocations.clear()
+    for run in list(_Runtime.launchers):  # their kernel handles are gone: every later call raises
+        run.__globals__["call"] = _after_shutdown
     return _raw_shutdown()
+
+
+def _after_shutdown(*_):
+    raise Error(LR_ERROR_NOT_INITIALIZED, "lrrt.triton launcher",
+                "the kernel belongs to an lrrt runtime that was shut down; load it again")
 
 
 _raw_shutdown = lib.lr_shutdown

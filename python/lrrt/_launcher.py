@@ -17,7 +17,7 @@ does not fit fails the pack and goes through the checked path for its error.
 import ctypes
 
 from ._args import bf16_bits
-from ._buffer import Buffer
+from ._buffer import Buffer, _Runtime
 from ._lib import check, lib
 
 
@@ -105,4 +105,5 @@ def bound_launcher(kernel, grid, queue=None):
     exec(compile(src, f"<lrrt launcher of {kernel.desc['name']}>", "exec"), ns)
     run = ns["run" if cfg is None else fn]
     run.kernel, run.grid, run.queue, run.checked = kernel, grid, queue, slow
+    _Runtime.launchers.add(run)
     return run

@@ -34,7 +34,7 @@ def child(code, python=None, block_numpy=False, timeout=120):
                         raise ImportError("numpy is blocked for this test")
             sys.meta_path.insert(0, _NoNumpy())
             """)
-    env = {**os.environ, "PYTHONPATH": str(Path(lrrt.__file__).resolve().parents[1]),
+    env = {**os.environ, "PYTHONPATH": str(Path(lrrt.__file__).resolve().parents[1]), "TESTS": str(Path(__file__).parent),
            "LRRT_KERNEL_DIR": str(KERNELS)}
     return subprocess.run([python or sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=timeout, env=env)
@@ -501,3 +501,30 @@ def test_bound_launcher_with_tensors_as_on_a_gpu(dev, saxpy):
     expect = x + expect
     dev.synchronize()
     assert np.array_equal(ty.buf.to_numpy(np.float32), expect)
+
+
+def test_objects_of_a_shut_down_runtime_refuse_use():
+    r = child("""
+        import os, lrrt, lrrt.triton, sys
+        sys.path.insert(0, os.environ["TESTS"])
+        from test_misuse import fake_triton
+        d = lrrt.Device.select("host")
+        k = lrrt.Module(d, os.environ["LRRT_KERNEL_DIR"] + "/saxpy.host.so").kernel("saxpy")
+        t = fake_triton(d, k)
+        b = d.buffer(64)
+        run = t.bind((1,))
+        run(1.0, b, b, 16)
+        q, e, g = d.queue(), d.event(), d.graph()
+        d.synchronize()
+        lrrt.shutdown()
+        d2 = lrrt.Device.select("host")
+        b2 = d2.buffer(64)
+        for use in (lambda: run(1.0, b2, b2, 16), lambda: k.launch(1, 16, [1.0, b2, b2, 16]), q.synchronize,
+                    e.record, lambda: g.add_kernel(k, 1, 16, [1.0, b2, b2, 16])):
+            try:
+                use(); print("used after shutdown")
+            except lrrt.Error as x:
+                assert "shut down" in x.message, x
+        print("ok")
+        """)
+    assert_ok(r, "ok")
