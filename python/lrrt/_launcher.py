@@ -2,10 +2,12 @@
 to lr_launch, cut to what changes per launch (docs/python.md).
 
 Bound once: the grid (range-checked), the launch configuration, the scratch
-pointers (written once into a reused argument block), the kernel handle.
-Per call: a class guard per argument, one struct.pack_into of the arguments
-into the block, one ctypes call with argtypes=None and only ctypes objects as
-arguments (ctypes passes them through without converting anything).
+pointers, the kernel handle, one struct.Struct of the whole block.
+Per call: a class guard per argument, one struct pack of the arguments (a
+fresh bytes object: ctypes releases the GIL during the call, and a block
+shared between calls could be repacked by another thread while lr_launch
+reads it), one ctypes call with argtypes=None and only ctypes objects and
+bytes as arguments (ctypes passes them through without converting anything).
 
 The guard is what keeps the checks of the checked path (element types,
 scalar kinds, freed buffers, host arrays on a GPU) off the fast path without
@@ -41,15 +43,13 @@ def bound_launcher(kernel, grid, queue=None):
     cfg, hidden, keep = kernel._config_for(grid)
     params = kernel.params
     n = len(params)
-    block = ctypes.create_string_buffer(max(kernel._struct.size, 1))
-    for off, ptr in zip(kernel._hidden_offsets, hidden):
-        block[off:off + 8] = ptr.to_bytes(8, "little")
     host = kernel.device is not None and kernel.device.backend == "host"
     op = "lr_launch" if queue is None else "lr_launch_on_queue"
-    ns = {"pack_into": __import__("struct").Struct(kernel._params_format).pack_into, "blk": block,
-          "call": _LAUNCH if queue is None else _LAUNCH_ON_QUEUE, "kh": kernel.kernel._h,
-          "cfg": cfg, "cfgp": ctypes.byref(cfg) if cfg is not None else None, "size": ctypes.c_size_t(len(block)),
-          "qh": queue._h if queue is not None else None, "keep": keep}
+    ns = {"pack": kernel._struct.pack, "call": _LAUNCH if queue is None else _LAUNCH_ON_QUEUE, "kh": kernel.kernel._h,
+          "cfg": cfg, "cfgp": ctypes.byref(cfg) if cfg is not None else None,
+          "size": ctypes.c_size_t(kernel._struct.size), "qh": queue._h if queue is not None else None, "keep": keep}
+    for j, ptr in enumerate(hidden):
+        ns[f"H{j}"] = ptr
     for i in range(n):
         ns[f"C{i}"], ns[f"D{i}"] = _Unseen, None
 
@@ -72,8 +72,7 @@ def bound_launcher(kernel, grid, queue=None):
         data = kernel._pack(values, hidden, args)
         if cfg is None:  # a grid of 0 programs: nothing to launch
             return
-        ctypes.memmove(block, data, len(data))
-        status = ns["call"](*((ns["qh"],) if queue is not None else ()), ns["kh"], ns["cfgp"], block, ns["size"])
+        status = ns["call"](*((ns["qh"],) if queue is not None else ()), ns["kh"], ns["cfgp"], data, ns["size"])
         if status:
             fail(status)
         learn(args)
@@ -82,10 +81,10 @@ def bound_launcher(kernel, grid, queue=None):
     names = [f"a{i}" for i in range(n)]
     guard = " and ".join(f"{a}.__class__ is C{i}" + (f" and {a}.dtype is D{i}" if p["pointer"] else "")
                          for i, (a, p) in enumerate(zip(names, params))) or "True"
-    packed = ", ".join(f"{a}.data_ptr()" if p["pointer"] else (f"bf({a})" if p["type"] == "bf16" else a)
-                       for a, p in zip(names, params))
+    packed = ", ".join([f"{a}.data_ptr()" if p["pointer"] else (f"bf({a})" if p["type"] == "bf16" else a)
+                        for a, p in zip(names, params)] + [f"H{j}" for j in range(len(hidden))])
     sig = ", ".join(names)
-    call = ("call(qh, kh, cfgp, blk, size)" if queue is not None else "call(kh, cfgp, blk, size)")
+    call = ("call(qh, kh, cfgp, data, size)" if queue is not None else "call(kh, cfgp, data, size)")
     fn = "launch_" + kernel.desc["name"] if kernel.desc["name"].isidentifier() else "run"
     if cfg is None:
         src = f"def run({sig}):\n    return slow({sig})\n"
@@ -93,7 +92,7 @@ def bound_launcher(kernel, grid, queue=None):
         src = (f"def {fn}({sig}):\n"
                f"    if {guard}:\n"
                f"        try:\n"
-               f"            pack_into(blk, 0{', ' if packed else ''}{packed})\n"
+               f"            data = pack({packed})\n"
                f"        except Exception:\n"
                f"            return slow({sig})\n"
                f"        status = {call}\n"

@@ -528,3 +528,27 @@ def test_objects_of_a_shut_down_runtime_refuse_use():
         print("ok")
         """)
     assert_ok(r, "ok")
+
+
+def test_bound_launcher_shared_by_threads(dev, saxpy):
+    """Threads sharing one bound launcher: each launch keeps its own
+    arguments (ctypes lets other threads run during lr_launch)."""
+    import threading
+    k = fake_triton(dev, saxpy)
+    n, reps = 512, 200
+    run = k.bind((2,))
+    x = rng.integers(1, 5, n).astype(np.float32)
+    bx = dev.buffer_from(x)
+    outs = [dev.buffer_from(np.zeros(n, np.float32)) for _ in range(3)]
+
+    def work(t):
+        for _ in range(reps):
+            run(float(t + 1), bx, outs[t], n)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    dev.synchronize()
+    for t, b in enumerate(outs):
+        assert np.array_equal(b.to_numpy(), np.float32(reps * (t + 1)) * x), t
