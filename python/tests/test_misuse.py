@@ -535,7 +535,7 @@ def test_bound_launcher_shared_by_threads(dev, saxpy):
     arguments (ctypes lets other threads run during lr_launch)."""
     import threading
     k = fake_triton(dev, saxpy)
-    n, reps = 512, 200
+    n, reps = 256, 1000
     run = k.bind((2,))
     x = rng.integers(1, 5, n).astype(np.float32)
     bx = dev.buffer_from(x)
