@@ -98,6 +98,10 @@ class Buffer:
         if self.ptr:
             _Runtime.allocations[self.ptr] = self.nbytes
 
+    def _dtype(self, np):
+        """The element type: bytes for a buffer made before numpy was imported."""
+        return self.dtype if self.dtype is not None else np.dtype("u1")
+
     def _live(self, what):
         """The pointer, or Error if the buffer was freed or its runtime shut down."""
         if self._freed:
@@ -179,7 +183,7 @@ class Buffer:
     def to_numpy(self, dtype=None, shape=None, offset=0):
         np = _np.numpy("Buffer.to_numpy")
         ptr = self._live("to_numpy")
-        dt = _plain_dtype(np, dtype, "Buffer.to_numpy") if dtype is not None else self.dtype
+        dt = _plain_dtype(np, dtype, "Buffer.to_numpy") if dtype is not None else self._dtype(np)
         if shape is None:
             shape = ((self.nbytes - self._offset("to_numpy", offset)) // dt.itemsize,)
         elif isinstance(shape, int):
@@ -202,14 +206,14 @@ class Buffer:
         for d in self.shape:
             count *= d
         if not ptr or not self.nbytes:
-            return np.empty(self.shape, dtype=self.dtype)
+            return np.empty(self.shape, dtype=self._dtype(np))
         raw = (ctypes.c_uint8 * self.nbytes).from_address(ptr)
         # The view's base is raw, and raw holds the buffer: its memory lives
         # as long as any view does (free() waits for them, shutdown refuses).
         raw._lrrt_owner = self
         _track(self._views, raw, lambda ref=weakref.ref(self): _release_if_freed(ref))
         _track(_Runtime.views, raw)
-        return np.frombuffer(raw, dtype=self.dtype, count=count).reshape(self.shape)
+        return np.frombuffer(raw, dtype=self._dtype(np), count=count).reshape(self.shape)
 
     def numpy(self):
         """A view without a copy: host devices only (their memory is host memory)."""
@@ -230,7 +234,7 @@ class Buffer:
         if self.device.backend != "cuda":
             raise AttributeError("__cuda_array_interface__: only cuda buffers have one")
         ptr = self._live("__cuda_array_interface__")
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (ptr, False), "version": 3,
+        return {"shape": self.shape, "typestr": self.dtype.str if self.dtype is not None else "|u1", "data": (ptr, False), "version": 3,
                 "strides": None}
 
 

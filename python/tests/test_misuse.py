@@ -552,3 +552,19 @@ def test_bound_launcher_shared_by_threads(dev, saxpy):
     dev.synchronize()
     for t, b in enumerate(outs):
         assert np.array_equal(b.to_numpy(), np.float32(reps * (t + 1)) * x), t
+
+
+def test_buffer_made_before_numpy_is_bytes():
+    r = child("""
+        import sys, lrrt
+        d = lrrt.Device.select("host")
+        b = d.buffer(8)
+        b.copy_from(bytes(range(8)))
+        assert "numpy" not in sys.modules
+        import numpy as np
+        a = b.to_numpy()
+        assert a.dtype == np.uint8 and a.tolist() == list(range(8)), a
+        assert np.asarray(b).tolist() == list(range(8))
+        print("ok")
+        """)
+    assert_ok(r, "ok")
