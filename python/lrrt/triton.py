@@ -81,9 +81,11 @@ def describe(entry):
 _TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "u8", "u16": "u16", "u32": "u32",
           "u64": "u64", "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
 # struct codes of the argument block, by Triton type ("H": bf16 as its bits)
-_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "bf16": "H", "f32": "f", "f64": "d"}
+_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
+          "bf16": "H", "f32": "f", "f64": "d"}
 
-def _checked_pointer(p, host):
+
+def _checked_pointer(p):
     """The checked path's converter of a pointer parameter: its address, after
     the element type (a float64 tensor for *fp32 is refused) and no numpy
     array (host memory no guard covers: a GPU cannot use it, and on the host
@@ -129,9 +131,9 @@ class TritonKernel:
 
     def _build_packer(self):
         """One struct.Struct for the whole argument block (natural alignment,
-        the hidden scratch pointers last) and a converter per argument: a
-        launch is then one pack and one lr_launch, with no per-call layout
-        work (the eager path's cost is mostly Python's)."""
+        the hidden scratch pointers last) and a checking converter per
+        argument (the checked path). Bound launchers (_launcher.py) pack with
+        the same Struct and convert only arguments of kinds not yet checked."""
         fmt, offset, convert = ["<"], 0, []
 
         def field(code):
@@ -143,23 +145,18 @@ class TritonKernel:
             fmt.append(code)
             offset += pad + size
 
-        host = self.device is not None and self.device.backend == "host"
         for p in self.params:
             if p["pointer"]:
                 field("Q")
-                convert.append(_checked_pointer(p, host))
+                convert.append(_checked_pointer(p))
             else:
                 t = _TYPES.get(p["type"])
                 if t is None:
                     raise Error(4, "lrrt.triton", f"parameter {p['name']}: lrrt cannot pass a {p['type']} scalar")
                 field(_CODES[t])
                 convert.append(_checked_scalar(p, t == "bf16"))
-        self._params_format = "".join(fmt)  # the visible parameters only: what a bound launch packs
-        self._params_size = offset
-        self._hidden_offsets = []
         for _ in self.desc["hidden"]:
             field("Q")
-            self._hidden_offsets.append(offset - 8)
         self._struct = struct.Struct("".join(fmt))
         self._convert = tuple(convert)
         self._configs = {}  # grid -> (LaunchConfig, hidden pointers, scratch buffers)
