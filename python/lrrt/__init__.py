@@ -7,19 +7,19 @@
     k.launch(grid=4, block=256, args=[np.float32(2), x, y, np.uint32(1024)])
 """
 import ctypes
-import struct
 from pathlib import Path
 
-import numpy as np
-
-from ._lib import (ARG_GLOBAL_BUFFER, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
+from . import _np
+from ._args import U32_MAX, check_pointee, check_scalar, dim3, pack_value, parse_type, scalar_code, whole
+from ._buffer import Buffer, PinnedBuffer, _Runtime, inside_allocation, shutdown
+from ._foreign import Registration, Staging, _host_array, _stale, address_of, foreign_extent
+from ._lib import (ARG_GLOBAL_BUFFER, ArgumentError, ArgumentRangeError, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
                    InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, check, lib)
 
-__all__ = ["Error", "Device", "Buffer", "PinnedBuffer", "Registration", "Module", "Kernel", "Queue", "Event", "Graph",
-           "GraphExec", "devices", "version", "access", "READ", "WRITE", "READ_WRITE"]
+__all__ = ["Error", "ArgumentError", "ArgumentRangeError", "Device", "Buffer", "PinnedBuffer", "Registration", "Module", "Kernel", "Queue", "Event", "Graph",
+           "GraphExec", "devices", "version", "access", "shutdown", "READ", "WRITE", "READ_WRITE"]
 
 READ, WRITE, READ_WRITE = 1, 2, 3
-H2D, D2H, D2D = 0, 1, 2
 
 
 def version():
@@ -39,13 +39,17 @@ class Device:
     @staticmethod
     def select(backend="auto", ordinal=0):
         _init()
+        if not isinstance(backend, str):
+            raise TypeError(f"lrrt.Device.select: backend is a name (str), not {type(backend).__name__}")
+        ordinal = whole(ordinal, "lrrt.Device.select: ordinal", 0, U32_MAX)
         h = DeviceHandle()
-        check(lib.lr_device_select(backend.encode(), ordinal, ctypes.byref(h)), "lr_device_select")
+        check(lib.lr_device_select(_c_name(backend, "lrrt.Device.select: backend"), ordinal, ctypes.byref(h)), "lr_device_select")
         return Device(h)
 
     @staticmethod
     def open(index):
         _init()
+        index = whole(index, "lrrt.Device.open: index", 0, U32_MAX)
         h = DeviceHandle()
         check(lib.lr_device_open(ctypes.c_uint32(index), ctypes.byref(h)), "lr_device_open")
         return Device(h)
@@ -62,7 +66,11 @@ class Device:
 
     @property
     def backend(self):
-        return self.properties["backend"]
+        try:
+            return self._backend
+        except AttributeError:
+            self._backend = self.properties["backend"]
+            return self._backend
 
     def memory_stats(self):
         s = MemoryStats()
@@ -75,16 +83,22 @@ class Device:
     def synchronize(self):
         check(lib.lr_synchronize(self._h), "lr_synchronize")
 
-    def buffer(self, nbytes, dtype=np.uint8):
+    def buffer(self, nbytes, dtype=None):
+        """nbytes of device memory; dtype (numpy's) types it, None: bytes."""
         return Buffer(self, nbytes, dtype)
 
     def buffer_from(self, array):
-        a = np.ascontiguousarray(array)
+        """A buffer holding a copy of a numpy array (or of bytes: untyped)."""
+        if isinstance(array, (bytes, bytearray, memoryview)):
+            b = Buffer(self, memoryview(array).nbytes)
+            b.copy_from(array)
+            return b
+        a = _np.numpy("Device.buffer_from of an array").ascontiguousarray(array)
         b = Buffer(self, a.nbytes, a.dtype, a.shape)
         b.copy_from(a)
         return b
 
-    def pinned(self, nbytes, dtype=np.uint8):
+    def pinned(self, nbytes, dtype=None):
         return PinnedBuffer(self, nbytes, dtype)
 
     def queue(self):
@@ -96,7 +110,8 @@ class Device:
         the Registration is closed. Graph does this by itself for the tensors
         and arrays it is given."""
         if nbytes is not None:
-            return Registration(self, address_of(obj), int(nbytes), obj)
+            return Registration(self, address_of(obj), whole(nbytes, "lrrt.Device.register: nbytes", 1, 2**63 - 1),
+                                obj)
         extent = foreign_extent(obj)
         if extent is None:
             raise TypeError(f"lrrt.Device.register: give nbytes with a {type(obj).__name__}")
@@ -120,197 +135,54 @@ def devices():
     return [Device.open(i) for i in range(n.value)]
 
 
-class Buffer:
-    """Device memory (lr_malloc). numpy copies both ways; on a host device a
-    numpy view (`.numpy()`), on cuda `__cuda_array_interface__`."""
-
-    _alloc, _free, _what = "lr_malloc", "lr_free", "lr_malloc"
-
-    def __init__(self, device, nbytes, dtype=np.uint8, shape=None):
-        self.device = device
-        self.nbytes = int(nbytes)
-        self.dtype = np.dtype(dtype)
-        self.shape = tuple(shape) if shape is not None else (self.nbytes // self.dtype.itemsize,)
-        p = ctypes.c_void_p()
-        check(getattr(lib, self._alloc)(device._h, ctypes.c_size_t(self.nbytes), ctypes.byref(p)), self._what)
-        self.ptr = p.value or 0
-
-    def free(self):
-        if self.ptr:
-            getattr(lib, self._free)(self.device._h, ctypes.c_void_p(self.ptr))
-            self.ptr = 0
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
-
-    def data_ptr(self):
-        return self.ptr
-
-    def copy_from(self, array):
-        a = np.ascontiguousarray(array)
-        if a.nbytes > self.nbytes:
-            raise ValueError(f"lrrt.Buffer.copy_from: {a.nbytes} bytes do not fit in the buffer's {self.nbytes}")
-        check(lib.lr_memcpy(self.device._h, ctypes.c_void_p(self.ptr), a.ctypes.data_as(ctypes.c_void_p),
-                            ctypes.c_size_t(a.nbytes), H2D), "lr_memcpy")
-
-    def to_numpy(self, dtype=None, shape=None):
-        dt = np.dtype(dtype) if dtype is not None else self.dtype
-        out = np.empty(shape if shape is not None else (self.nbytes // dt.itemsize,), dtype=dt)
-        check(lib.lr_memcpy(self.device._h, out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(self.ptr),
-                            ctypes.c_size_t(out.nbytes), D2H), "lr_memcpy")
-        return out
-
-    def numpy(self):
-        """A view without a copy: host devices only (their memory is host memory)."""
-        if self.device.backend != "host":
-            raise Error(4, "lrrt.Buffer.numpy", f"a {self.device.backend} buffer is not host memory: use to_numpy()")
-        raw = (ctypes.c_uint8 * self.nbytes).from_address(self.ptr)
-        return np.frombuffer(raw, dtype=self.dtype, count=int(np.prod(self.shape))).reshape(self.shape)
-
-    @property
-    def __cuda_array_interface__(self):
-        if self.device.backend != "cuda":
-            raise AttributeError("__cuda_array_interface__: only cuda buffers have one")
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
-                "strides": None}
-
-    @property
-    def __array_interface__(self):
-        if self.device.backend != "host":
-            raise AttributeError("__array_interface__: only host-device buffers are host memory")
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3}
-
-
-class PinnedBuffer(Buffer):
-    _alloc, _free, _what = "lr_host_malloc", "lr_host_free", "lr_host_malloc"
-
-    def numpy(self):
-        raw = (ctypes.c_uint8 * self.nbytes).from_address(self.ptr)
-        return np.frombuffer(raw, dtype=self.dtype, count=int(np.prod(self.shape))).reshape(self.shape)
-
-
-class Registration:
-    """lr_memory_register of [ptr, ptr + nbytes) on a device, dropped by
-    close() or when collected. Holds the object so its memory outlives it."""
-
-    def __init__(self, device, ptr, nbytes, keep=None):
-        check(lib.lr_memory_register(device._h, ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes)), "lr_memory_register")
-        self.device, self.ptr, self.nbytes, self._keep = device, ptr, nbytes, keep
-
-    def close(self):
-        if self.ptr:
-            check(lib.lr_memory_unregister(self.device._h, ctypes.c_void_p(self.ptr)), "lr_memory_unregister")
-            self.ptr, self._keep = 0, None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-def foreign_extent(x):
-    """(start, nbytes) of the whole allocation behind memory lrrt did not
-    allocate: a torch tensor's storage, the array of __cuda_array_interface__,
-    a numpy array's base. None for lrrt buffers, raw addresses and others.
-    Whole allocations, so that two views of one never overlap as ranges."""
-    if isinstance(x, Buffer):
-        return None
-    if hasattr(x, "untyped_storage") and callable(x.untyped_storage):  # torch
-        st = x.untyped_storage()
-        return (int(st.data_ptr()), int(st.nbytes())) if st.nbytes() else None
-    if hasattr(x, "__cuda_array_interface__"):
-        cai = x.__cuda_array_interface__
-        item = np.dtype(cai["typestr"]).itemsize
-        shape, strides = cai["shape"], cai.get("strides")
-        if not shape or 0 in shape:
-            return None
-        if strides is None:
-            nbytes = item * int(np.prod(shape))
-        else:
-            nbytes = item + sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
-        return (int(cai["data"][0]), int(nbytes))
-    if isinstance(x, np.ndarray):
-        base = x
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        lo, hi = np.byte_bounds(base)
-        return (int(lo), int(hi - lo)) if hi > lo else None
-    return None
-
-
-def address_of(x):
-    """The device address of a kernel argument: lrrt buffers, torch tensors
-    (data_ptr), objects with __cuda_array_interface__, numpy arrays (host
-    memory: for the host backend), raw int addresses."""
-    if isinstance(x, Buffer):
-        return x.ptr
-    if hasattr(x, "data_ptr") and callable(x.data_ptr):
-        return int(x.data_ptr())
-    if hasattr(x, "__cuda_array_interface__"):
-        return int(x.__cuda_array_interface__["data"][0])
-    if isinstance(x, np.ndarray):
-        if not x.flags["C_CONTIGUOUS"]:
-            raise ValueError("a numpy array passed as a pointer must be C-contiguous")
-        return int(x.ctypes.data)
-    if isinstance(x, int) and not isinstance(x, bool):
-        return x
-    raise TypeError(f"cannot pass {type(x).__name__} as a pointer")
-
-
-_SCALAR_FORMATS = {"f16": "e", "f32": "f", "f64": "d", "i8": "b", "i16": "h", "i32": "i", "i64": "q",
-                   "u8": "B", "u16": "H", "u32": "I", "u64": "Q", "bf16": None}
-
-
 def pack_scalar(value, type_name):
-    if type_name == "bf16":
-        f = struct.unpack("<I", struct.pack("<f", float(value)))[0]
-        f += 0x7FFF + ((f >> 16) & 1)  # round to nearest even
-        return struct.pack("<H", (f >> 16) & 0xFFFF)
-    fmt = _SCALAR_FORMATS[type_name]
-    if fmt in "efd":
-        return struct.pack("<" + fmt, float(value))
-    return struct.pack("<" + fmt, int(value))
+    """The bytes of one scalar of an lrrt type name (f32, u32, bf16, ...),
+    OverflowError if it does not fit."""
+    code = scalar_code(type_name) if isinstance(type_name, str) else None
+    if code is None:
+        raise ValueError(f"lrrt.pack_scalar: unknown type {type_name!r} (f16, bf16, f32, f64, i8..i64, u8..u64)")
+    return pack_value(value, code, f"a {type_name} value")
 
 
 def _numpy_scalar_type(v):
+    np = _np.loaded()
+    if np is None or not isinstance(v, np.generic):
+        return None
     return {np.float16: "f16", np.float32: "f32", np.float64: "f64", np.int8: "i8", np.int16: "i16", np.int32: "i32",
             np.int64: "i64", np.uint8: "u8", np.uint16: "u16", np.uint32: "u32", np.uint64: "u64"}.get(type(v))
 
 
-def _dim3(v):
-    if isinstance(v, int):
-        v = (v,)
-    v = tuple(int(x) for x in v) + (1,) * (3 - len(v))
-    return Dim3(*v[:3])
+def _require_live(obj, what):
+    """Error for an object of a runtime that lrrt.shutdown() ended: its
+    handle is gone (and might name a new object by now)."""
+    if _stale(obj):
+        raise Error(2, what, "the object belongs to an lrrt runtime that was shut down")
 
 
 def launch_config(grid, block, shared=0):
-    return LaunchConfig(_dim3(grid), _dim3(block), int(shared))
+    """The lr_launch_config_t, every field range-checked (no silent wrap)."""
+    return LaunchConfig(Dim3(*dim3(grid, "grid")), Dim3(*dim3(block, "block")),
+                        whole(shared, "shared memory bytes", 0, U32_MAX))
 
 
 class Module:
     def __init__(self, device, image):
         """image: a path (str / Path) or the code object's bytes."""
+        self._h = None
         if isinstance(image, (str, Path)):
             image = Path(image).read_bytes()
+        elif not isinstance(image, (bytes, bytearray, memoryview)):
+            raise TypeError(f"lrrt.Module: give a path or the code object's bytes, not {type(image).__name__}")
         self.device = device
         self._image = bytes(image)
+        self._generation = _Runtime.generation
         m = ctypes.c_void_p()
         check(lib.lr_module_load(device._h, ctypes.c_char_p(self._image), len(self._image), ctypes.byref(m)),
               "lr_module_load")
         self._h = m
 
     def kernel_names(self):
+        _require_live(self, "lrrt.Module.kernel_names")
         n = ctypes.c_uint32()
         check(lib.lr_module_kernel_count(self._h, ctypes.byref(n)), "lr_module_kernel_count")
         out = []
@@ -321,13 +193,14 @@ class Module:
         return out
 
     def kernel(self, name):
+        _require_live(self, "lrrt.Module.kernel")
         return Kernel(self, name)
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_module_destroy(self._h)
-                self._h = None
+            self._h = None
         except Exception:
             pass
 
@@ -337,7 +210,7 @@ class Kernel:
         self.module = module
         self.name = name
         k = ctypes.c_void_p()
-        check(lib.lr_kernel_get(module._h, name.encode(), ctypes.byref(k)), "lr_kernel_get")
+        check(lib.lr_kernel_get(module._h, _c_name(name, "lrrt.Kernel: name"), ctypes.byref(k)), "lr_kernel_get")
         self._h = k
         p = KernelProperties()
         check(lib.lr_kernel_get_properties(k, ctypes.byref(p)), "lr_kernel_get_properties")
@@ -350,53 +223,116 @@ class Kernel:
                 continue
             self.args.append({"offset": a.offset, "size": a.size, "kind": a.kind, "name": a.name.decode(),
                               "type_name": a.type_name.decode()})
+        self._declared = [parse_type(a["type_name"]) for a in self.args]  # (pointer, family, bytes), parsed once
+        self._host = module.device.backend == "host"
 
     def pack(self, args, types=None):
         """The argument bytes, by the kernel's own layout when it declares one
-        (checked: count, pointer or value, size), else natural alignment.
-        Scalars: numpy scalars, or Python numbers with `types`."""
+        (checked: count, pointer or value, size, and the declared types: a
+        float64 array is not a float*, np.int32 not a float), else natural
+        alignment. Scalars: numpy scalars, Python numbers where the kernel
+        declares the type, else with `types` (f32, u32, ..., "ptr")."""
+        return self._pack(args, types)[0]
+
+    def _pack(self, args, types=None):
+        """(bytes, [(offset, argument) of every pointer])."""
+        what = f"lrrt.Kernel.pack({self.name})"
         layout = self.args if self.properties["has_arg_layout"] else None
         if layout is not None and len(args) != len(layout):
-            raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                        f"kernel {self.name} takes {len(layout)} argument(s), got {len(args)}")
-        out = bytearray()
+            raise Error(1, what, f"kernel {self.name} takes {len(layout)} argument(s), got {len(args)}")
+        if types is not None and len(types) != len(args):
+            raise Error(1, what, f"{len(types)} types for {len(args)} argument(s)")
+        out, pointers = bytearray(), []
+        np = _np.loaded()
         for i, a in enumerate(args):
             decl = layout[i] if layout is not None else None
             t = types[i] if types is not None else None
-            if t in (None, "ptr") and not isinstance(a, (float, np.generic)) and t != "value" and \
-                    (t == "ptr" or not isinstance(a, int) or (decl is not None and decl["kind"] == ARG_GLOBAL_BUFFER)):
-                data = struct.pack("<Q", address_of(a))
+            where = f"{what}: argument {i}" + (f" ({decl['name']})" if decl is not None and decl["name"] else "")
+            declared = self._declared[i] if decl is not None else (False, None, 0)
+            if t == "ptr":
                 pointer = True
-            else:
-                t = t or _numpy_scalar_type(a)
-                if t is None:
-                    raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                                f"argument {i}: give a numpy scalar (np.float32(2)) or `types`, not {type(a).__name__}")
-                data = pack_scalar(a, t)
+            elif t is not None:
                 pointer = False
+            elif decl is not None and decl["kind"] in (ARG_GLOBAL_BUFFER,) + ((0,) if declared[1] else ()):
+                pointer = decl["kind"] == ARG_GLOBAL_BUFFER
+            else:
+                pointer = not isinstance(a, (int, float)) and not (np is not None and isinstance(a, np.generic))
+            if pointer:
+                if isinstance(a, float) or (np is not None and isinstance(a, np.generic)):
+                    raise Error(1, what, f"argument {i} is a value but the kernel's is a pointer")
+                if declared[0]:
+                    check_pointee(a, declared[1:], where)
+                data = address_of(a).to_bytes(8, "little")
+            else:
+                if t not in (None, "value"):
+                    code = scalar_code(t)
+                    if code is None:
+                        raise Error(1, what, f"argument {i}: unknown type {t!r} (f16, bf16, f32, f64, i8..i64, u8..u64)")
+                    check_scalar(a, t, where)
+                    if declared[1] is not None and not declared[0] and parse_type(t)[1] != declared[1]:
+                        raise ArgumentError(1, where, f"given as {t} but the kernel's is {decl['type_name']}")
+                elif declared[1] is not None and not declared[0]:
+                    check_scalar(a, decl["type_name"], where)
+                    code = scalar_code(decl["type_name"])
+                else:
+                    t = _numpy_scalar_type(a)
+                    if t is None:
+                        raise Error(1, what, f"argument {i}: give a numpy scalar (np.float32(2)) or `types`, "
+                                             f"not {type(a).__name__}")
+                    code = scalar_code(t)
+                data = pack_value(a, code, where)
             if decl is not None:
                 if decl["kind"] != ARG_OTHER and (decl["kind"] == ARG_GLOBAL_BUFFER) != pointer:
-                    raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                                f"argument {i} ({decl['name'] or '?'}) is a {'pointer' if pointer else 'value'} but the "
-                                f"kernel's is a {'pointer' if decl['kind'] == ARG_GLOBAL_BUFFER else 'value'}")
+                    raise Error(1, what, f"argument {i} ({decl['name'] or '?'}) is a {'pointer' if pointer else 'value'} "
+                                f"but the kernel's is a {'pointer' if decl['kind'] == ARG_GLOBAL_BUFFER else 'value'}")
                 if decl["size"] != len(data):
-                    raise Error(1, f"lrrt.Kernel.pack({self.name})",
-                                f"argument {i} ({decl['name'] or '?'}) is {len(data)} bytes but the kernel's is "
-                                f"{decl['size']} bytes")
+                    raise Error(1, what, f"argument {i} ({decl['name'] or '?'}) is {len(data)} bytes but the kernel's "
+                                f"is {decl['size']} bytes")
                 off = decl["offset"]
             else:
                 off = (len(out) + len(data) - 1) // len(data) * len(data)
             if len(out) < off + len(data):
                 out.extend(b"\0" * (off + len(data) - len(out)))
             out[off:off + len(data)] = data
+            if pointer:
+                pointers.append((off, a))
         need = self.properties["explicit_kernarg_size"]
         if len(out) < need:
             out.extend(b"\0" * (need - len(out)))
-        return bytes(out)
+        return bytes(out), pointers
 
     def launch(self, grid, block, args, shared=0, queue=None, types=None):
-        data = self.pack(args, types) if not isinstance(args, (bytes, bytearray)) else bytes(args)
+        """One dispatch. On a host device, numpy arrays (and other foreign
+        host memory) among the pointers are staged: copied into guarded lrrt
+        allocations, the launch waits, and the results are copied back, so a
+        kernel that runs past an array's end faults instead of writing over
+        Python's heap. Elsewhere foreign host arrays are refused."""
+        _require_live(self.module, "lrrt.Kernel.launch")
         cfg = launch_config(grid, block, shared)
+        if isinstance(args, (bytes, bytearray)):
+            data, pointers = bytes(args), []
+        else:
+            data, pointers = self._pack(args, types)
+        host = self._host
+        foreign = [(off, a, arr) for off, a in pointers if (arr := _host_array(a)) is not None]
+        if host:
+            for off, a in pointers:
+                if isinstance(a, int) and a and not inside_allocation(a):
+                    raise ArgumentError(1, f"lrrt.Kernel.launch({self.name})",
+                                        f"raw address {a:#x} is not inside an lrrt allocation: on the host backend lrrt "
+                                        f"guards only its own memory; pass the array itself (it is staged) or an lrrt "
+                                        f"buffer")
+        if foreign and not host:
+            raise TypeError(f"lrrt.Kernel.launch({self.name}): a {type(foreign[0][1]).__name__} is host memory, "
+                            f"which a {self.module.device.backend} kernel cannot use: copy it with dev.buffer_from()")
+        if foreign:
+            with Staging(self.module.device, foreign, data) as st:
+                self._submit(cfg, st.data, queue)
+                st.finish(queue, self.name)
+            return
+        self._submit(cfg, data, queue)
+
+    def _submit(self, cfg, data, queue):
         buf = ctypes.create_string_buffer(data, len(data)) if data else None
         if queue is None:
             check(lib.lr_launch(self._h, ctypes.byref(cfg), buf, len(data)), "lr_launch")
@@ -406,16 +342,18 @@ class Kernel:
 
 class Queue:
     def __init__(self, device):
+        self._h, self._generation = None, _Runtime.generation
         q = ctypes.c_void_p()
         check(lib.lr_queue_create(device._h, ctypes.byref(q)), "lr_queue_create")
         self._h, self.device = q, device
 
     def synchronize(self):
+        _require_live(self, "lrrt.Queue.synchronize")
         check(lib.lr_queue_synchronize(self._h), "lr_queue_synchronize")
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_queue_destroy(self._h)
                 self._h = None
         except Exception:
@@ -424,17 +362,20 @@ class Queue:
 
 class Event:
     def __init__(self, device):
+        self._h, self._generation = None, _Runtime.generation
         e = ctypes.c_void_p()
         check(lib.lr_event_create(device._h, ctypes.byref(e)), "lr_event_create")
         self._h = e
 
     def record(self, queue=None):
+        _require_live(self, "lrrt.Event.record")
         if queue is None:
             check(lib.lr_event_record(self._h), "lr_event_record")
         else:
             check(lib.lr_event_record_on_queue(self._h, queue._h), "lr_event_record_on_queue")
 
     def synchronize(self):
+        _require_live(self, "lrrt.Event.synchronize")
         check(lib.lr_event_synchronize(self._h), "lr_event_synchronize")
 
     def elapsed_ns(self, end):
@@ -444,7 +385,7 @@ class Event:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_event_destroy(self._h)
                 self._h = None
         except Exception:
@@ -455,7 +396,23 @@ def access(obj, mode, nbytes=0, offset=0):
     """An access declaration for a graph step: an lrrt buffer, a torch tensor,
     an array or a raw address; READ, WRITE or READ_WRITE; nbytes 0 = to the
     end of the allocation."""
-    return (address_of(obj), mode, nbytes, offset, obj)
+    return (address_of(obj), _mode(mode), whole(nbytes, "lrrt.access: nbytes"), whole(offset, "lrrt.access: offset"),
+            obj)
+
+
+def _mode(mode):
+    if mode not in (READ, WRITE, READ_WRITE) or isinstance(mode, bool):
+        raise ValueError(f"access mode {mode!r}: give lrrt.READ, lrrt.WRITE or lrrt.READ_WRITE")
+    return mode
+
+
+def _c_name(name, what):
+    """A name for the C ABI: a str without NUL (which would cut it short)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: give a str, not {type(name).__name__}")
+    if "\0" in name:
+        raise ValueError(f"{what}: {name!r} holds a NUL character")
+    return name.encode()
 
 
 class Graph:
@@ -463,6 +420,7 @@ class Graph:
     instantiated into a GraphExec, replayed and patched."""
 
     def __init__(self, device):
+        self._h, self._generation, self._registered = None, _Runtime.generation, {}
         g = ctypes.c_void_p()
         check(lib.lr_graph_create(device._h, ctypes.byref(g)), "lr_graph_create")
         self._h, self.device = g, device
@@ -478,6 +436,7 @@ class Graph:
         self._registered[extent[0]] = Registration(self.device, extent[0], extent[1], obj)
 
     def add_kernel(self, kernel, grid, block, args, accesses=(), shared=0, types=None):
+        _require_live(self, "lrrt.Graph.add_kernel")
         if not isinstance(args, (bytes, bytearray)):
             for a in args:
                 self.use(a)
@@ -488,7 +447,9 @@ class Graph:
             ptr, mode, nbytes, offset = a[:4]
             if len(a) > 4:
                 self.use(a[4])
-            acc[i] = GraphAccess(ctypes.c_void_p(ptr), offset, nbytes, mode)
+            acc[i] = GraphAccess(ctypes.c_void_p(whole(ptr, "lrrt.Graph.add_kernel: access address")),
+                                 whole(offset, "lrrt.Graph.add_kernel: access offset"),
+                                 whole(nbytes, "lrrt.Graph.add_kernel: access bytes"), _mode(mode))
         node = ctypes.c_uint32()
         buf = ctypes.create_string_buffer(data, len(data)) if data else None
         check(lib.lr_graph_add_kernel(self._h, kernel._h, ctypes.byref(cfg), buf, len(data), acc, len(accesses),
@@ -496,9 +457,12 @@ class Graph:
         return node.value
 
     def add_dependency(self, before, after):
+        before = whole(before, "lrrt.Graph.add_dependency: before", 0, U32_MAX)
+        after = whole(after, "lrrt.Graph.add_dependency: after", 0, U32_MAX)
         check(lib.lr_graph_add_dependency(self._h, before, after), "lr_graph_add_dependency")
 
     def instantiate(self, max_lanes=0, patch_waits=False):
+        max_lanes = whole(max_lanes, "lrrt.Graph.instantiate: max_lanes", 0, U32_MAX)
         opts = InstantiateOptions(max_lanes, 1 if patch_waits else 0)
         e = ctypes.c_void_p()
         check(lib.lr_graph_instantiate(self._h, ctypes.byref(opts), ctypes.byref(e)), "lr_graph_instantiate")
@@ -506,7 +470,7 @@ class Graph:
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_graph_destroy(self._h)
                 self._h = None
             for r in self._registered.values():
@@ -517,12 +481,14 @@ class Graph:
 
 class GraphExec:
     def __init__(self, handle, graph):
-        self._h, self.graph = handle, graph
+        self._h, self.graph, self._generation = handle, graph, graph._generation
 
     def launch(self, queue=None):
+        _require_live(self, "lrrt.GraphExec.launch")
         check(lib.lr_graph_exec_launch(self._h, queue._h if queue else None), "lr_graph_exec_launch")
 
     def synchronize(self):
+        _require_live(self, "lrrt.GraphExec.synchronize")
         check(lib.lr_graph_exec_synchronize(self._h), "lr_graph_exec_synchronize")
 
     def replay(self, queue=None):
@@ -530,13 +496,18 @@ class GraphExec:
         self.synchronize()
 
     def set_kernargs(self, node, offset, data):
+        _require_live(self, "lrrt.GraphExec.set_kernargs")
+        node = whole(node, "lrrt.GraphExec.set_kernargs: node", 0, U32_MAX)
+        offset = whole(offset, "lrrt.GraphExec.set_kernargs: offset", 0, 2**63 - 1)
+        if isinstance(data, (int, str)):
+            raise TypeError(f"lrrt.GraphExec.set_kernargs: data is bytes, not {type(data).__name__}")
         data = bytes(data)
         check(lib.lr_graph_exec_set_kernargs(self._h, node, offset, ctypes.c_char_p(data), len(data)),
               "lr_graph_exec_set_kernargs")
 
     def __del__(self):
         try:
-            if self._h:
+            if self._h and not _stale(self):
                 lib.lr_graph_exec_destroy(self._h)
                 self._h = None
         except Exception:

@@ -71,6 +71,16 @@ class Error(RuntimeError):
         super().__init__(f"{operation}: {self.status_name}: {message}")
 
 
+class ArgumentError(Error, TypeError):
+    """A kernel argument of the wrong kind or type (a float64 array for a
+    float*): both an lrrt.Error and a TypeError."""
+
+
+class ArgumentRangeError(Error, OverflowError):
+    """A kernel argument that does not fit its declared type: both an
+    lrrt.Error and an OverflowError."""
+
+
 def _candidates():
     env = os.environ.get("LRRT_LIBRARY")
     if env:

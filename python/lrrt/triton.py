@@ -3,24 +3,73 @@
 `triton.compile` return), launched like Triton's launcher, `k[grid](*args)`,
 eagerly or recorded into an lrrt graph. lrrt appends the hidden scratch
 pointers; the signature comes from liblrrt (lr_triton_describe)."""
-import functools
 import json
+import math
+import re
 import struct
 from pathlib import Path
 
-import numpy as np
+from . import Graph, Module, address_of, launch_config, READ_WRITE
+from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, whole
+from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
+from ._launcher import bound_launcher
 
-from . import Graph, Module, address_of, launch_config, pack_scalar, READ_WRITE
-from ._lib import check, lib, text_call
+MAX_METADATA_DEPTH = 256
+
+
+def _deepest(value, limit):
+    """The nesting depth of a metadata value, counted without recursion and
+    at most limit + 1 (a hostile value is never walked further)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list, tuple)):
+            deepest = max(deepest, depth)
+            if depth > limit:
+                return deepest
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def _check_depth(md, where):
+    for key, v in md.items():
+        if _deepest(v, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+            raise Error(7, "lrrt.triton.describe", f"{where}: metadata field {str(key)[:64]!r} is nested more than "
+                        f"{MAX_METADATA_DEPTH} levels deep (a {type(v).__name__})")
+
+
+def _check_file_depth(path):
+    """Refuses a metadata file nested past MAX_METADATA_DEPTH before any
+    parser sees it (a bracket count outside strings, no recursion)."""
+    files = [path] if path.is_file() else sorted(path.glob("*.json")) if path.is_dir() else []
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # lr_triton_describe names it
+        depth = 0
+        for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+            c = m.group()
+            if c in "[{":
+                depth += 1
+                if depth > MAX_METADATA_DEPTH:
+                    raise Error(7, "lrrt.triton.describe", f"{f}: the metadata is nested more than "
+                                f"{MAX_METADATA_DEPTH} levels deep")
+            elif c in "]}":
+                depth -= 1
 
 
 def describe(entry):
     """The entry's description (lr_triton_describe) from a path, or from a
     compiled kernel object's metadata and IR."""
     if isinstance(entry, (str, Path)):
+        _check_file_depth(Path(entry))
         return json.loads(text_call(lib.lr_triton_describe, "lr_triton_describe", str(entry).encode()))
+    if not hasattr(entry, "metadata") or not hasattr(entry, "asm"):
+        raise TypeError(f"lrrt.triton.describe: give an entry's path or a compiled kernel, not {type(entry).__name__}")
     md = entry.metadata
     md = md._asdict() if hasattr(md, "_asdict") else dict(md)
+    _check_depth(md, "the compiled kernel's metadata")
     if "target" in md and not isinstance(md["target"], dict):
         t = md["target"]
         md["target"] = {"backend": t.backend, "arch": t.arch, "warp_size": t.warp_size}
@@ -29,24 +78,37 @@ def describe(entry):
                                 json.dumps(md, default=str).encode(), ir.encode()))
 
 
-_TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "f16": "f16", "bf16": "bf16", "f32": "f32",
-          "f64": "f64"}
+_TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "u8", "u16": "u16", "u32": "u32",
+          "u64": "u64", "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
 # struct codes of the argument block, by Triton type ("H": bf16 as its bits)
-_CODES = {"u8": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e", "bf16": "H", "f32": "f", "f64": "d"}
-
-_launch = lib.lr_launch
-_launch_on_queue = lib.lr_launch_on_queue
+_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
+          "bf16": "H", "f32": "f", "f64": "d"}
 
 
-def _pointer(a):
-    try:
-        return a.data_ptr()  # torch tensors: the common case, first
-    except AttributeError:
+def _checked_pointer(p):
+    """The checked path's converter of a pointer parameter: its address, after
+    the element type (a float64 tensor for *fp32 is refused) and no numpy
+    array (host memory no guard covers: a GPU cannot use it, and on the host
+    backend a kernel running past its end would write over Python's heap)."""
+    declared = parse_type(p["type"])[1:]
+    where = f"parameter {p['name']} (*{p['type']})"
+
+    def convert(a):
+        if type(a).__name__ == "ndarray" or hasattr(a, "__array_interface__"):
+            raise ArgumentError(1, where, f"a {type(a).__name__} is host memory lrrt does not guard; pass an lrrt "
+                                f"buffer (dev.buffer_from(array)) or a device tensor")
+        check_pointee(a, declared, where)
         return address_of(a)
+    return convert
 
 
-def _bf16_bits(v):
-    return struct.unpack("<H", pack_scalar(v, "bf16"))[0]
+def _checked_scalar(p, bf16):
+    where = f"parameter {p['name']} ({p['type']})"
+
+    def convert(a):
+        check_scalar(a, p["type"], where)
+        return bf16_bits(a) if bf16 else a
+    return convert
 
 
 class TritonKernel:
@@ -69,9 +131,9 @@ class TritonKernel:
 
     def _build_packer(self):
         """One struct.Struct for the whole argument block (natural alignment,
-        the hidden scratch pointers last) and a converter per argument: a
-        launch is then one pack and one lr_launch, with no per-call layout
-        work (the eager path's cost is mostly Python's)."""
+        the hidden scratch pointers last) and a checking converter per
+        argument (the checked path). Bound launchers (_launcher.py) pack with
+        the same Struct and convert only arguments of kinds not yet checked."""
         fmt, offset, convert = ["<"], 0, []
 
         def field(code):
@@ -86,19 +148,24 @@ class TritonKernel:
         for p in self.params:
             if p["pointer"]:
                 field("Q")
-                convert.append(_pointer)
+                convert.append(_checked_pointer(p))
             else:
-                t = _TYPES[p["type"]]
+                t = _TYPES.get(p["type"])
+                if t is None:
+                    raise Error(4, "lrrt.triton", f"parameter {p['name']}: lrrt cannot pass a {p['type']} scalar")
                 field(_CODES[t])
-                convert.append(_bf16_bits if t == "bf16" else None)
+                convert.append(_checked_scalar(p, t == "bf16"))
         for _ in self.desc["hidden"]:
             field("Q")
         self._struct = struct.Struct("".join(fmt))
         self._convert = tuple(convert)
-        self._configs = {}  # grid -> (LaunchConfig, hidden pointers)
+        self._configs = {}  # grid -> (LaunchConfig, hidden pointers, scratch buffers)
+        self._bound = {}  # (grid, queue) -> BoundLauncher
 
     def _hidden(self, programs):
-        out = []
+        """The hidden scratch pointers for a grid of programs, and the
+        buffers behind them (a bound launcher keeps them alive)."""
+        out, keep = [], []
         for h in self.desc["hidden"]:
             if h["size"] == 0:
                 out.append(0)
@@ -110,13 +177,23 @@ class TritonKernel:
                 self._scratch[h["name"]] = buf
                 self._configs.clear()  # cached pointers may name the buffer just replaced
             out.append(buf.ptr)
-        return tuple(out)
+            keep.append(buf)
+        return tuple(out), tuple(keep)
 
     def _config_for(self, grid):
+        """(LaunchConfig, hidden pointers, scratch buffers) of a grid: 1 to 3
+        dimensions, each 0 to 2^32-1 (a 4-D grid or 2^32 is refused, never
+        cut or wrapped); 0 programs launch nothing, as with Triton."""
         key = grid
-        grid = (grid,) if isinstance(grid, int) else tuple(grid)
-        hidden = self._hidden(int(np.prod(grid)))
-        entry = (launch_config(grid, self.desc["block"], self.desc["shared"]), hidden)
+        try:
+            raw = (grid,) if isinstance(grid, int) else tuple(grid)
+        except TypeError:
+            raise TypeError(f"lrrt.triton: give the grid as an int or a tuple, not {type(grid).__name__}") from None
+        raw = tuple(whole(d, f"grid[{i}]", 0, U32_MAX) for i, d in enumerate(raw))
+        dims = dim3(tuple(max(d, 1) for d in raw), "grid")  # 1 to 3 dimensions
+        programs = math.prod(raw)
+        hidden, keep = self._hidden(programs)
+        entry = (launch_config(dims, self.desc["block"], self.desc["shared"]) if programs else None, hidden, keep)
         try:
             self._configs[key] = entry
         except TypeError:  # an unhashable grid (a list): not cached
@@ -127,7 +204,7 @@ class TritonKernel:
         if len(args) != len(self._convert):
             names = ", ".join(p["name"] for p in self.params)
             raise TypeError(f"{self.desc['name']} takes {len(self.params)} argument(s) ({names}), got {len(args)}")
-        return [a if c is None else c(a) for c, a in zip(self._convert, args)]
+        return [c(a) for c, a in zip(self._convert, args)]
 
     def _pack(self, values, hidden, args):
         try:
@@ -138,34 +215,56 @@ class TritonKernel:
                 try:
                     struct.pack("<" + ("Q" if p["pointer"] else _CODES[_TYPES[p["type"]]]), v)
                 except struct.error as e:
-                    raise TypeError(f"{self.desc['name']}: argument {p['name']} ({p['type']}) cannot take "
-                                    f"{a!r}: {e}") from None
+                    what = f"{self.desc['name']}: parameter {p['name']} ({p['type']})"
+                    if isinstance(a, int) or hasattr(a, "__index__"):
+                        raise ArgumentRangeError(1, what, f"{a!r} does not fit: {e}") from None
+                    raise ArgumentError(1, what, f"cannot take {type(a).__name__}: {e}") from None
             raise
 
     def pack(self, grid, args):
         """The argument bytes of a launch over grid (hidden scratch included)."""
         try:
-            _, hidden = self._configs[grid]
+            hidden = self._configs[grid][1]
         except (KeyError, TypeError):
-            _, hidden = self._config_for(grid)
+            hidden = self._config_for(grid)[1]
         return self._pack(self._values(args), hidden, args)
 
     def config(self, grid):
         grid = tuple(grid) if not isinstance(grid, int) else (grid,)
+        dim3(grid, "grid")
         return grid, self.desc["block"], self.desc["shared"]
+
+    def bind(self, grid, queue=None):
+        """A launcher for this kernel over grid (on queue, else the default
+        queue): `run = k.bind(grid); run(*args)`. The grid, scratch and launch
+        configuration are checked and prepared once; each call packs only the
+        arguments into a reused block and makes one prepared ctypes call.
+        Arguments of the kinds an earlier call checked (the same class, the
+        same tensor dtype) skip the type checks; any other goes through
+        them first (docs/python.md)."""
+        return bound_launcher(self, grid, queue)
 
     def launch(self, grid, *args, queue=None):
         try:
-            cfg, hidden = self._configs[grid]
+            run = self._bound[(grid, queue)]
         except (KeyError, TypeError):
-            cfg, hidden = self._config_for(grid)
-        data = self._pack(self._values(args), hidden, args)
-        if queue is None:
-            status = _launch(self.kernel._h, cfg, data, len(data))
-        else:
-            status = _launch_on_queue(queue._h, self.kernel._h, cfg, data, len(data))
-        if status:
-            check(status, "lr_launch" if queue is None else "lr_launch_on_queue")
+            run = self._bound_for(grid, queue)
+        run(*args)
+
+    def _bound_for(self, grid, queue):
+        if isinstance(grid, list):  # a list grid: cached under its tuple
+            grid = tuple(grid)
+            run = self._bound.get((grid, queue))
+            if run is not None:
+                return run
+        run = bound_launcher(self, grid, queue)
+        try:
+            if len(self._bound) > 256:
+                self._bound.clear()
+            self._bound[(grid, queue)] = run
+        except TypeError:  # an unhashable grid of another kind: not cached
+            pass
+        return run
 
     def record(self, graph, grid, *args, accesses=None):
         """Adds the launch to an lrrt Graph. accesses: (arg, mode) pairs;
@@ -182,7 +281,10 @@ class TritonKernel:
     def __getitem__(self, grid):
         if callable(grid):
             raise TypeError("lrrt.triton: give the grid as a tuple, not a function")
-        return functools.partial(self.launch, grid)
+        try:
+            return self._bound[(grid, None)]
+        except (KeyError, TypeError):
+            return self._bound_for(grid, None)
 
 
 def load(device, entry):
