@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
 namespace lrrt::formats {
 
@@ -360,11 +361,11 @@ std::vector<TritonParam> parse_triton_signature(std::string_view ir, const std::
   for (auto p : triton_split_params(params)) out.push_back(triton_parse_param(p, out.size(), kernel, where));
   // Arguments are bound by name (a manifest's "args" object): two parameters
   // of one name would both take the first one's value.
+  std::unordered_map<std::string_view, size_t> first;  // a hostile IR may hold 10^6 parameters
   for (size_t i = 0; i < out.size(); ++i)
-    for (size_t k = 0; k < i; ++k)
-      if (out[k].name == out[i].name)
-        throw FormatError(fmt::format("{}: parameters {} and {} of @{} are both named \"{}\": lrrt binds arguments by name", where,
-                                      k, i, kernel, out[i].name));
+    if (const auto [at, added] = first.emplace(out[i].name, i); !added)
+      throw FormatError(fmt::format("{}: parameters {} and {} of @{} are both named \"{}\": lrrt binds arguments by name", where,
+                                    at->second, i, kernel, out[i].name));
   return out;
 }
 
