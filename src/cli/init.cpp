@@ -40,6 +40,7 @@ struct InitRequest {
   std::string code_object;
   std::string kernel;
   std::string output;
+  bool force = false;  // --force: replace an existing -o file
 };
 
 std::string init_buffer_name(const std::string& name, size_t index, std::set<std::string>& used) {
@@ -84,9 +85,13 @@ std::string init_element_type(const std::string& type_name) {
   return "f32";
 }
 
+// The buffer type for a Triton pointer's element type, "" for none lrrt
+// has. fp8 (f8E4M3FN, f8E5M2, ...) has no lrrt type: its bytes are u8.
 std::string init_triton_dtype(const std::string& t) {
   if (t == "i1") return "u8";
-  return t;
+  if (t == "f16" || t == "bf16" || t == "f32" || t == "f64" || t == "i8" || t == "i16" || t == "i32" || t == "i64") return t;
+  if (t.rfind("f8", 0) == 0) return "u8";
+  return "";
 }
 
 json init_skip(const std::string& what) {
@@ -100,19 +105,32 @@ json init_from_triton(const formats::TritonEntry& e, const std::string& code_obj
   json buffers = json::array();
   json args = json::object();
   std::set<std::string> used;
+  std::string notes;
   for (size_t i = 0; i < e.params.size(); ++i) {
     const auto& p = e.params[i];
     if (p.pointer) {
+      const std::string type = init_triton_dtype(p.type);
+      if (type.empty())
+        throw tool::InputError(fmt::format("{}: parameter {} ({}) of Triton kernel {} points to {}, an element type lrrt has no "
+                                           "buffer type for (it has i8-i64, u8-u64, f16, bf16, f32, f64; fp8 as u8)",
+                                           e.metadata_path.string(), i, p.name, e.name, p.type));
       const std::string b = init_buffer_name(p.name, i, used);
+      // fp8 bytes as u8 zeros: random u8 would be arbitrary fp8 values, NaNs among them.
+      const bool fp8 = p.type.rfind("f8", 0) == 0;
+      if (fp8)
+        notes += fmt::format("; {} points to {} (fp8), which lrrt has no type for: buffer \"{}\" holds its bytes as u8", p.name,
+                             p.type, b);
       buffers.push_back({{"name", b},
-                         {"type", init_triton_dtype(p.type)},
+                         {"type", type},
                          {"count", kInitTritonInt * kInitTritonInt},
-                         {"init", p.type[0] == 'f' || p.type == "bf16" ? json{{"random", {{"min", -1}, {"max", 1}}}} : json("zeros")}});
+                         {"init", !fp8 && (type[0] == 'f' || type == "bf16") ? json{{"random", {{"min", -1}, {"max", 1}}}} : json("zeros")}});
       args[p.name] = {{"buffer", b}};
       // The access the IR analysis proves (docs/access.md); none when it
       // could not read the IR.
       if (e.access.analysed && i < e.access.params.size())
         buffers.back()["access"] = std::string(formats::access_mode_name(e.access.params[i].mode()));
+    } else if (p.type == "i1") {
+      args[p.name] = {{"value", 1}};
     } else if (p.type[0] == 'i') {
       args[p.name] = {{"value", kInitTritonInt}};
     } else {
@@ -121,9 +139,9 @@ json init_from_triton(const formats::TritonEntry& e, const std::string& code_obj
   }
   json m{{"lrrt_manifest", 1},
          {"name", e.name},
-         {"description", fmt::format("Triton {} kernel {} ({}), signature {}; block {} = {} x num_warps {}, {} shared bytes",
+         {"description", fmt::format("Triton {} kernel {} ({}), signature {}; block {} = {} x num_warps {}, {} shared bytes{}",
                                      e.triton_version, e.name, e.arch, e.signature(), e.block(), e.warp_size, e.num_warps,
-                                     e.shared)},
+                                     e.shared, notes)},
          {"code_object", code_object_written},
          {"kernel", e.name},
          {"buffers", buffers},
@@ -137,6 +155,13 @@ json init_from_triton(const formats::TritonEntry& e, const std::string& code_obj
 
 json init_from_code_object(const formats::InspectedKernel& k, const std::string& code_object_written,
                            const std::string& format) {
+  // The manifest is JSON, whose strings are UTF-8: a symbol that is not
+  // cannot be named in it, a name that is not is left out.
+  const std::string& symbol = k.symbol.empty() ? k.name : k.symbol;
+  if (!bundle::is_valid_utf8(symbol))
+    throw tool::InputError(fmt::format("kernel {}: its symbol is not UTF-8 text, which a manifest (JSON) cannot name",
+                                       bundle::printable(symbol, 120)));
+  const std::string shown = bundle::escape_invalid_utf8(k.name);
   json buffers = json::array();
   json args = json::array();
   std::set<std::string> used;
@@ -150,9 +175,9 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
     if (a.kind == formats::ArgKind::DynamicShared)
       throw tool::InputError(fmt::format("kernel {}: argument {} is a dynamic shared memory pointer, which a manifest cannot "
                                          "give yet",
-                                         k.name, i));
+                                         bundle::printable(shown, 120), i));
     json arg = json::object();
-    if (!a.name.empty()) arg["name"] = a.name;
+    if (!a.name.empty() && bundle::is_valid_utf8(a.name)) arg["name"] = a.name;
     if (pointer) {
       const std::string b = init_buffer_name(a.name, i, used);
       const std::string type = init_element_type(a.type_name);
@@ -167,8 +192,8 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
     } else {
       const std::string t = init_scalar_type(a);
       if (t.empty())
-        throw tool::InputError(fmt::format("kernel {}: argument {} is {} bytes, no scalar type lrrt writes (1, 2, 4 or 8)", k.name,
-                                           i, a.size));
+        throw tool::InputError(fmt::format("kernel {}: argument {} is {} bytes, no scalar type lrrt writes (1, 2, 4 or 8)",
+                                           bundle::printable(shown, 120), i, a.size));
       arg["type"] = t;
       arg["value"] = t[0] == 'f' ? json(1) : json(kInitInt);
     }
@@ -178,19 +203,19 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
   uint32_t wg = 64;
   if (k.max_workgroup_size && *k.max_workgroup_size && *k.max_workgroup_size < wg) wg = *k.max_workgroup_size;
   json m{{"lrrt_manifest", 1},
-         {"name", k.name},
+         {"name", shown},
          {"description", fmt::format("generated by lrrt init from a {} code object ({}): buffers of {} elements, integer "
                                      "arguments {}",
                                      format, k.has_arg_layout ? "argument layout recorded" : "no argument layout recorded",
                                      kInitInt * kInitInt, kInitInt)},
          {"code_object", code_object_written},
-         {"kernel", k.symbol.empty() ? k.name : k.symbol},
+         {"kernel", symbol},
          {"buffers", buffers},
          {"args", args},
          {"launch", {{"workgroup_size", {wg}}, {"global_size", {kInitInt}}}},
          {"warmup", 1},
          {"iterations", 3},
-         {"verify", init_skip("kernel " + k.name)}};
+         {"verify", init_skip("kernel " + shown)}};
   return m;
 }
 
@@ -202,6 +227,33 @@ std::string init_code_object_path(const std::string& code_object, const std::str
   const fs::path base = output.empty() ? fs::current_path(ec) : fs::absolute(fs::path(output).parent_path(), ec);
   const fs::path rel = fs::relative(target, base, ec);
   return ec || rel.empty() ? target.string() : rel.string();
+}
+
+// Refuses an -o that would replace what init reads (compared as files: one
+// inode after following links, so "./x", "a/../x" and links are caught),
+// a .json in a Triton entry's folder (the folder would then hold two
+// metadata files), and an existing file unless --force. Nothing is read
+// twice, so the check comes before the manifest is written.
+void init_check_output(const InitRequest& r, const std::vector<fs::path>& inputs, const fs::path& triton_folder) {
+  if (r.output.empty()) return;
+  const fs::path out = r.output;
+  std::error_code ec;
+  for (const auto& in : inputs)
+    if (fs::exists(out, ec) && fs::equivalent(out, in, ec) && !ec)
+      throw tool::InputError(fmt::format("-o: {} is {}, which lrrt init reads: writing the manifest there would replace it; "
+                                         "write to another file",
+                                         r.output, in.string()));
+  if (!triton_folder.empty() && out.extension() == ".json") {
+    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    if (fs::equivalent(dir, triton_folder, ec) && !ec)
+      throw tool::InputError(fmt::format("-o: {} is in the Triton entry's folder {}: a second .json there would make the folder "
+                                         "hold two metadata files; write the manifest elsewhere",
+                                         r.output, triton_folder.string()));
+  }
+  // A descriptor (/dev/stdout, /dev/fd/N) is written through, not replaced.
+  const bool descriptor = r.output.rfind("/dev/", 0) == 0 || r.output.rfind("/proc/", 0) == 0;
+  if (!r.force && !descriptor && fs::is_regular_file(out, ec))
+    throw tool::InputError(fmt::format("-o: {} exists; lrrt init does not replace a file unless --force is given", r.output));
 }
 
 void init_command(const InitRequest& r) {
@@ -216,11 +268,14 @@ void init_command(const InitRequest& r) {
       throw tool::InputError(ex.what());
     }
     if (!r.kernel.empty() && r.kernel != e.name)
-      throw tool::InputError(fmt::format("--kernel: the Triton entry {} holds kernel \"{}\", not \"{}\"", r.code_object, e.name, r.kernel));
+      throw tool::InputError(fmt::format("--kernel: the Triton entry {} holds kernel \"{}\", not \"{}\"", r.code_object, e.name,
+                                         bundle::printable(r.kernel, 80)));
+    init_check_output(r, {e.metadata_path, e.ir_path, e.binary_path}, e.metadata_path.parent_path());
     manifest = init_from_triton(e, written);
   } else {
     std::error_code ec;
     if (!fs::is_regular_file(r.code_object, ec)) throw tool::InputError(fmt::format("{}: no such code object file", r.code_object));
+    init_check_output(r, {r.code_object}, {});
     std::vector<std::byte> bytes = tool::read_code_object_file(r.code_object, [](std::span<const std::byte> head) {
       return formats::detect_format(head) == formats::Format::Unknown ? formats::describe_format(head) : std::string();
     });
@@ -245,10 +300,10 @@ void init_command(const InitRequest& r) {
     }
     if (!chosen) {
       std::string list;
-      for (const auto& k : kernels) list += "\n  " + k.name;
+      for (const auto& k : kernels) list += "\n  " + bundle::printable(k.name, 200);
       throw tool::InputError(fmt::format("{}: {}; pick one with --kernel NAME:{}", r.code_object,
                                          r.kernel.empty() ? fmt::format("{} kernels", kernels.size())
-                                                          : fmt::format("no kernel \"{}\"", r.kernel),
+                                                          : fmt::format("no kernel \"{}\"", bundle::printable(r.kernel, 80)),
                                          list));
     }
     manifest = init_from_code_object(*chosen, written, std::string(formats::format_name(ins.format)));
@@ -268,7 +323,9 @@ void register_init(CLI::App& app) {
                   "(its folder or <name>.json)")
       ->required();
   sub->add_option("--kernel", request->kernel, "The kernel, when the code object holds several (they are listed otherwise)");
-  sub->add_option("-o,--output", request->output, "Write the manifest here (default: standard output)");
+  sub->add_option("-o,--output", request->output,
+                  "Write the manifest here (default: standard output); never onto the code object or the entry's files");
+  sub->add_flag("--force", request->force, "Replace the -o file when it exists");
   sub->footer(R"(The round trip: init -> edit -> run.
   1. lrrt init build/kernels/saxpy.host.so -o saxpy.json
      Pointers become buffers (random floats or zeros), scalars get their types

@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
 namespace lrrt::formats {
 
@@ -35,24 +37,155 @@ bool triton_looks_like_metadata(const json& j) {
   return j.is_object() && j.contains("name") && j.contains("num_warps") && j.contains("target") && j["target"].is_object();
 }
 
-uint64_t triton_uint(const json& j, const char* field, const std::string& where, uint64_t fallback, bool required) {
+// Text from a file for a message: printable ASCII as is, every other byte
+// as \xNN, cut to max_bytes (a hostile name can be anything).
+std::string triton_printable(std::string_view s, size_t max_bytes = 80) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_bytes; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) out += char(c);
+    else out += fmt::format("\\x{:02x}", c);
+  }
+  if (s.size() > max_bytes) out += fmt::format("... ({} more bytes)", s.size() - max_bytes);
+  return out;
+}
+
+// A JSON value for a message, by its type and size: never dumped, so a
+// value nested 10^5 levels deep or 60 MB long costs nothing to describe.
+std::string triton_describe_value(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer: return fmt::to_string(v.get<int64_t>());
+    case json::value_t::number_unsigned: return fmt::to_string(v.get<uint64_t>());
+    case json::value_t::number_float: return fmt::format("the number {}", v.get<double>());
+    case json::value_t::string: {
+      const auto& s = v.get_ref<const std::string&>();
+      return s.size() <= 40 ? "the string \"" + triton_printable(s) + "\"" : fmt::format("a string of {} bytes", s.size());
+    }
+    case json::value_t::array: return fmt::format("an array of {} element(s)", v.size());
+    case json::value_t::object: return fmt::format("an object of {} key(s)", v.size());
+    default: return "a value lrrt does not read";
+  }
+}
+
+// nlohmann's messages start "[json.exception.parse_error.101] ": the rest is the user's.
+std::string triton_json_message(const std::exception& e) {
+  std::string msg = e.what();
+  if (const auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+  return triton_printable(msg, 200);
+}
+
+// Triton metadata nests a few levels (extern_libs: 3); deeper is no Triton
+// metadata, and bounding it keeps every later walk over the value shallow.
+constexpr int kTritonMaxJsonDepth = 64;
+
+// Strictly: one document, valid UTF-8, no key twice in one object (JSON
+// readers keep the last one silently), nesting bounded while parsing (the
+// parser is iterative, the bound is checked before a level is opened).
+json triton_parse_metadata(std::string_view text, const std::string& where) {
+  std::vector<std::vector<std::string>> keys;  // per open object (few keys: a linear search is enough)
+  json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (depth >= kTritonMaxJsonDepth)
+          throw FormatError(fmt::format("{}: not Triton metadata: nested more than {} levels deep", where, kTritonMaxJsonDepth));
+        if (event == json::parse_event_t::object_start) keys.emplace_back();
+        break;
+      case json::parse_event_t::key: {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (keys.back().size() < 4096 && std::find(keys.back().begin(), keys.back().end(), key) != keys.back().end())
+          throw FormatError(fmt::format("Triton metadata {}: key \"{}\" appears twice in one object", where, triton_printable(key)));
+        keys.back().push_back(key);
+        break;
+      }
+      case json::parse_event_t::object_end: keys.pop_back(); break;
+      default: break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), check, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::exception& e) {
+    throw FormatError(fmt::format("{}: not Triton metadata: malformed JSON: {}", where, triton_json_message(e)));
+  }
+}
+
+// A non-negative integer field of at most `max` (the width lrrt keeps it
+// in, or the range the field can take): a FormatError naming `shown` (the
+// field as a path: "target/warp_size") otherwise.
+uint64_t triton_uint_value(const json& v, const std::string& shown, const std::string& where, uint64_t max,
+                           const char* range) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is {}, expected a non-negative integer", where, shown,
+                                  triton_describe_value(v)));
+  const uint64_t n = v.get<uint64_t>();
+  if (n > max)
+    throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is {}, {}", where, shown, n,
+                                  range ? std::string(range) : fmt::format("more than {}", max)));
+  return n;
+}
+
+uint64_t triton_uint(const json& j, const char* field, const std::string& shown, const std::string& where, uint64_t fallback,
+                     bool required, uint64_t max, const char* range = nullptr) {
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) {
-    if (required) throw FormatError(fmt::format("Triton metadata {}: missing field \"{}\"", where, field));
+    if (required) throw FormatError(fmt::format("Triton metadata {}: missing field \"{}\"", where, shown));
     return fallback;
   }
-  if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
-    throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is {}, expected a non-negative integer", where, field,
-                                  it->dump()));
-  return it->get<uint64_t>();
+  return triton_uint_value(*it, shown, where, max, range);
+}
+
+constexpr const char* kTriton32Bits = "more than 4294967295 (lrrt keeps it in 32 bits, as the launch does)";
+
+uint32_t triton_uint32(const json& j, const char* field, const std::string& shown, const std::string& where, uint32_t fallback,
+                       bool required) {
+  return static_cast<uint32_t>(triton_uint(j, field, shown, where, fallback, required, UINT32_MAX, kTriton32Bits));
 }
 
 bool triton_bool(const json& j, const char* field, const std::string& where) {
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) return false;
   if (!it->is_boolean())
-    throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is {}, expected true or false", where, field, it->dump()));
+    throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is {}, expected true or false", where, field,
+                                  triton_describe_value(*it)));
   return it->get<bool>();
+}
+
+// Whether s is UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
+bool triton_valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+// Why a name (the kernel's, a parameter's) cannot be used, or "" when it can:
+// it becomes a JSON key, a file name (<name>.cubin) and text in messages.
+std::string triton_name_problem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > 1024) return fmt::format("is {} bytes long", name.size());
+  if (!triton_valid_utf8(name)) return "is not valid UTF-8";
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return "holds a control character";
+    if (c == '/' || c == '\\' || c == '"') return fmt::format("holds '{}'", c);
+  }
+  if (name == "." || name == "..") return "is a folder's name";
+  return "";
 }
 
 // Splits at depth-0 commas; (), <>, {}, [] and quoted text nest.
@@ -96,9 +229,9 @@ TritonParam triton_parse_param(std::string_view text, size_t index, const std::s
   text = triton_trim(text);
   TritonParam p;
   const std::string what = fmt::format("{}: parameter {} of @{}", where, index, kernel);
-  if (text.empty() || text.front() != '%') throw FormatError(fmt::format("{}: cannot read \"{}\"", what, std::string(text.substr(0, 80))));
+  if (text.empty() || text.front() != '%') throw FormatError(fmt::format("{}: cannot read \"{}\"", what, triton_printable(text)));
   const size_t colon = text.find(':');
-  if (colon == std::string_view::npos) throw FormatError(fmt::format("{}: no type in \"{}\"", what, std::string(text.substr(0, 80))));
+  if (colon == std::string_view::npos) throw FormatError(fmt::format("{}: no type in \"{}\"", what, triton_printable(text)));
   p.name = std::string(triton_trim(text.substr(1, colon - 1)));
   std::string_view rest = triton_trim(text.substr(colon + 1));
   // The type runs to the first depth-0 space or '{' (attributes) or "loc(".
@@ -112,38 +245,48 @@ TritonParam triton_parse_param(std::string_view text, size_t index, const std::s
   }
   p.ir_type = std::string(rest.substr(0, end));
   std::string_view tail = rest.substr(end);
+  if (const auto l = tail.find("loc(\""); l != std::string_view::npos) {
+    const std::string_view v = tail.substr(l + 5);
+    const size_t q = v.find('"');
+    if (q != std::string_view::npos && q > 0) p.name = std::string(v.substr(0, q));
+  }
+  // The name becomes a JSON key (the manifest's "args") and message text.
+  if (const std::string why = triton_name_problem(p.name); !why.empty())
+    throw FormatError(fmt::format("{}: its name \"{}\" {}", what, triton_printable(p.name), why));
+  const std::string shown_type = triton_printable(p.ir_type);
   if (p.ir_type.rfind("!tt.tensordesc", 0) == 0)
     throw FormatError(fmt::format("{} ({}) is a tensor descriptor ({}): TMA arguments are not supported by lrrt", what, p.name,
-                                  p.ir_type));
+                                  shown_type));
   if (p.ir_type.rfind("!tt.ptr<", 0) == 0) {
     p.pointer = true;
     std::string_view inner = std::string_view(p.ir_type).substr(8);
     if (!inner.empty() && inner.back() == '>') inner.remove_suffix(1);
     p.type = std::string(triton_trim(inner.substr(0, inner.find(','))));
-    if (p.type.rfind("tensor<", 0) == 0 || p.type.rfind("!tt.ptr", 0) == 0)
-      throw FormatError(fmt::format("{} ({}): pointer type {} is not a pointer to scalars", what, p.name, p.ir_type));
+    const bool scalar_name = !p.type.empty() && std::all_of(p.type.begin(), p.type.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!scalar_name)
+      throw FormatError(fmt::format("{} ({}): pointer type {} is not a pointer to scalars", what, p.name, shown_type));
   } else if (triton_known_scalar(p.ir_type)) {
     p.type = p.ir_type;
   } else {
     throw FormatError(fmt::format("{} ({}): type {} is not one lrrt passes (pointers, i1-i64, f16, bf16, f32, f64)", what,
-                                  p.name, p.ir_type));
+                                  p.name, shown_type));
   }
   if (const size_t d = tail.find("tt.divisibility"); d != std::string_view::npos) {
     std::string_view v = tail.substr(d + 15);
     const size_t eq = v.find('=');
     if (eq != std::string_view::npos) {
       v = triton_trim(v.substr(eq + 1));
-      uint32_t n = 0;
+      uint64_t n = 0;
       size_t k = 0;
-      for (; k < v.size() && std::isdigit(static_cast<unsigned char>(v[k])); ++k) n = n * 10 + uint32_t(v[k] - '0');
+      for (; k < v.size() && std::isdigit(static_cast<unsigned char>(v[k])); ++k) {
+        n = n * 10 + uint64_t(v[k] - '0');
+        if (n > UINT32_MAX) throw FormatError(fmt::format("{} ({}): tt.divisibility is more than 4294967295", what, p.name));
+      }
       if (k == 0) throw FormatError(fmt::format("{} ({}): unreadable tt.divisibility", what, p.name));
-      p.divisibility = n;
+      p.divisibility = static_cast<uint32_t>(n);
     }
-  }
-  if (const size_t l = tail.find("loc(\""); l != std::string_view::npos) {
-    const std::string_view v = tail.substr(l + 5);
-    const size_t q = v.find('"');
-    if (q != std::string_view::npos && q > 0) p.name = std::string(v.substr(0, q));
   }
   return p;
 }
@@ -174,7 +317,11 @@ std::string TritonParam::aot() const {
 
 uint64_t TritonEntry::scratch_bytes(const TritonScratch& s, uint64_t programs) const {
   if (s.size == 0) return 0;
-  return programs * (version_minor <= 3 ? 1 : num_ctas) * s.size;
+  const uint64_t factor = version_minor <= 3 ? 1 : num_ctas;
+  if (programs > UINT64_MAX / factor || programs * factor > UINT64_MAX / s.size)
+    throw FormatError(fmt::format("Triton entry {}: {} programs x {} bytes of {} per program do not fit 64 bits", name, programs,
+                                  factor * s.size, s.name));
+  return programs * factor * s.size;
 }
 
 std::string TritonEntry::signature() const {
@@ -212,16 +359,29 @@ std::vector<TritonParam> parse_triton_signature(std::string_view ir, const std::
   std::vector<TritonParam> out;
   if (triton_trim(params).empty()) return out;
   for (auto p : triton_split_params(params)) out.push_back(triton_parse_param(p, out.size(), kernel, where));
+  // Arguments are bound by name (a manifest's "args" object): two parameters
+  // of one name would both take the first one's value.
+  std::unordered_map<std::string_view, size_t> first;  // a hostile IR may hold 10^6 parameters
+  for (size_t i = 0; i < out.size(); ++i)
+    if (const auto [at, added] = first.emplace(out[i].name, i); !added)
+      throw FormatError(fmt::format("{}: parameters {} and {} of @{} are both named \"{}\": lrrt binds arguments by name", where,
+                                    at->second, i, kernel, out[i].name));
   return out;
 }
 
 TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view ir_text, const std::string& where) {
-  json j = json::parse(metadata_json.begin(), metadata_json.end(), nullptr, false);
-  if (j.is_discarded() || !triton_looks_like_metadata(j))
+  const json j = triton_parse_metadata(metadata_json, where);
+  if (!triton_looks_like_metadata(j))
     throw FormatError(fmt::format("{}: not Triton metadata (a JSON object with \"name\", \"num_warps\", \"target\")", where));
   TritonEntry e;
-  if (!j["name"].is_string()) throw FormatError(fmt::format("Triton metadata {}: field \"name\" is not a string", where));
-  e.name = j["name"].get<std::string>();
+  const json& name = j["name"];
+  if (!name.is_string())
+    throw FormatError(fmt::format("Triton metadata {}: field \"name\" is {}, expected a string", where, triton_describe_value(name)));
+  e.name = name.get<std::string>();
+  // The name is the binary's file name (<name>.cubin) and the IR's function.
+  if (const std::string why = triton_name_problem(e.name); !why.empty())
+    throw FormatError(fmt::format("Triton metadata {}: field \"name\" (\"{}\") {}: not a kernel name", where,
+                                  triton_printable(e.name), why));
   auto v = j.find("triton_version");
   if (v == j.end() || !v->is_string())
     throw FormatError(fmt::format("Triton metadata {}: no \"triton_version\" (Triton before 3.3?): unknown metadata version; "
@@ -232,7 +392,7 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
   if (std::sscanf(e.triton_version.c_str(), "%u.%u", &major, &minor) != 2 || major != 3 || minor < 3 || minor > 6)
     throw FormatError(fmt::format("Triton metadata {}: field \"triton_version\" is \"{}\": unknown metadata version; lrrt reads "
                                   "the metadata of Triton 3.3 to 3.6 (docs/triton.md)",
-                                  where, e.triton_version));
+                                  where, triton_printable(e.triton_version)));
   e.version_minor = minor;
   const json& t = j["target"];
   if (!t.contains("backend") || !t["backend"].is_string())
@@ -240,32 +400,44 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
   e.backend = t["backend"].get<std::string>();
   if (e.backend == "cuda") {
     e.lrrt_backend = "cuda";
-    if (!t.contains("arch") || !t["arch"].is_number_unsigned())
-      throw FormatError(fmt::format("Triton metadata {}: field \"target/arch\" is not an SM number", where));
-    e.arch = fmt::format("sm_{}", t["arch"].get<uint32_t>());
+    const uint64_t sm = triton_uint(t, "arch", "target/arch", where, 0, true, 9999, "not an SM number (such as 90)");
+    if (sm == 0) throw FormatError(fmt::format("Triton metadata {}: field \"target/arch\" is 0, not an SM number (such as 90)", where));
+    e.arch = fmt::format("sm_{}", sm);
   } else if (e.backend == "hip") {
     e.lrrt_backend = "hsa";
-    if (!t.contains("arch") || !t["arch"].is_string())
-      throw FormatError(fmt::format("Triton metadata {}: field \"target/arch\" is not a gfx name", where));
-    e.arch = t["arch"].get<std::string>();
+    const auto arch = t.find("arch");
+    const bool gfx = arch != t.end() && arch->is_string() && arch->get_ref<const std::string&>().rfind("gfx", 0) == 0 &&
+                     arch->get_ref<const std::string&>().size() <= 64 &&
+                     std::all_of(arch->get_ref<const std::string&>().begin(), arch->get_ref<const std::string&>().end(),
+                                 [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '+' || c == '-' || c == '_'; });
+    if (!gfx)
+      throw FormatError(fmt::format("Triton metadata {}: field \"target/arch\" is {}, not a gfx name", where,
+                                    arch == t.end() ? std::string("missing") : triton_describe_value(*arch)));
+    e.arch = arch->get<std::string>();
   } else {
     throw FormatError(fmt::format("Triton metadata {}: field \"target/backend\" is \"{}\": lrrt runs Triton's \"cuda\" and \"hip\" "
                                   "targets",
-                                  where, e.backend));
+                                  where, triton_printable(e.backend)));
   }
-  e.warp_size = static_cast<uint32_t>(triton_uint(t, "warp_size", where + " target", j.value("warp_size", 32u), false));
-  if (e.warp_size != 32 && e.warp_size != 64)
-    throw FormatError(fmt::format("Triton metadata {}: field \"target/warp_size\" is {}, expected 32 or 64", where, e.warp_size));
-  e.num_warps = static_cast<uint32_t>(triton_uint(j, "num_warps", where, 4, true));
-  if (e.num_warps == 0 || e.num_warps > 32)
-    throw FormatError(fmt::format("Triton metadata {}: field \"num_warps\" is {}, expected 1 to 32", where, e.num_warps));
-  e.num_ctas = static_cast<uint32_t>(triton_uint(j, "num_ctas", where, 1, false));
-  e.shared = static_cast<uint32_t>(triton_uint(j, "shared", where, 0, true));
-  if (auto c = j.find("cluster_dims"); c != j.end() && c->is_array()) {
-    for (size_t d = 0; d < 3 && d < c->size(); ++d) {
-      if (!(*c)[d].is_number_unsigned())
-        throw FormatError(fmt::format("Triton metadata {}: field \"cluster_dims\" is {}, expected 3 integers", where, c->dump()));
-      e.cluster_dims[d] = (*c)[d].get<uint32_t>();
+  // Every launch number is range-checked before it is narrowed: 2^32 + 4
+  // warps must not read as 4.
+  const uint64_t top_warp_size = triton_uint(j, "warp_size", "warp_size", where, 32, false, UINT64_MAX);
+  const uint64_t warp_size = triton_uint(t, "warp_size", "target/warp_size", where, top_warp_size, false, UINT64_MAX);
+  if (warp_size != 32 && warp_size != 64)
+    throw FormatError(fmt::format("Triton metadata {}: field \"target/warp_size\" is {}, expected 32 or 64", where, warp_size));
+  e.warp_size = static_cast<uint32_t>(warp_size);
+  e.num_warps = static_cast<uint32_t>(triton_uint(j, "num_warps", "num_warps", where, 4, true, 32, "expected 1 to 32"));
+  if (e.num_warps == 0)
+    throw FormatError(fmt::format("Triton metadata {}: field \"num_warps\" is 0, expected 1 to 32", where));
+  e.num_ctas = triton_uint32(j, "num_ctas", "num_ctas", where, 1, false);
+  e.shared = triton_uint32(j, "shared", "shared", where, 0, true);
+  if (auto c = j.find("cluster_dims"); c != j.end() && !c->is_null()) {
+    if (!c->is_array() || c->size() > 3)
+      throw FormatError(fmt::format("Triton metadata {}: field \"cluster_dims\" is {}, expected 1 to 3 integers", where,
+                                    triton_describe_value(*c)));
+    for (size_t d = 0; d < c->size(); ++d) {
+      const std::string shown = fmt::format("cluster_dims/{}", d);
+      e.cluster_dims[d] = static_cast<uint32_t>(triton_uint_value((*c)[d], shown, where, UINT32_MAX, kTriton32Bits));
     }
   }
   e.launch_pdl = triton_bool(j, "launch_pdl", where);
@@ -279,15 +451,29 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
                                   "[{}, {}, {}]): lrrt has no cluster launch",
                                   where, e.num_ctas != 1 ? "num_ctas" : "cluster_dims", e.num_ctas, e.cluster_dims[0],
                                   e.cluster_dims[1], e.cluster_dims[2]));
-  if (auto td = j.find("tensordesc_meta"); td != j.end() && td->is_array() && !td->empty())
-    throw FormatError(fmt::format("Triton metadata {}: field \"tensordesc_meta\" lists {} tensor descriptor(s): TMA arguments "
-                                  "are not supported by lrrt",
-                                  where, td->size()));
+  if (auto td = j.find("tensordesc_meta"); td != j.end() && !td->is_null()) {
+    if (!td->is_array())
+      throw FormatError(fmt::format("Triton metadata {}: field \"tensordesc_meta\" is {}, expected an array", where,
+                                    triton_describe_value(*td)));
+    if (!td->empty())
+      throw FormatError(fmt::format("Triton metadata {}: field \"tensordesc_meta\" lists {} tensor descriptor(s): TMA "
+                                    "arguments are not supported by lrrt",
+                                    where, td->size()));
+  }
   // Hidden parameters, in the launcher's order (docs/triton.md): the global
   // scratch pointer (3.3+; the AMD launcher passes null), then the profile
-  // scratch pointer (3.5+).
-  TritonScratch g{"global_scratch", triton_uint(j, "global_scratch_size", where, 0, false),
-                  triton_uint(j, "global_scratch_align", where, 1, false)};
+  // scratch pointer (3.5+). A size is per program (per CTA) and at most
+  // 2^32 - 1 bytes; an alignment a power of two lrrt's buffers meet (256).
+  auto scratch = [&](const char* name, const char* size_field, const char* align_field, bool required) {
+    TritonScratch s{name, triton_uint(j, size_field, size_field, where, 0, required, UINT32_MAX,
+                                      "more than 4294967295 bytes per program"),
+                    triton_uint(j, align_field, align_field, where, 1, false, 256,
+                                "more than 256 (lrrt's buffers are 256-byte aligned)")};
+    if (s.align == 0 || (s.align & (s.align - 1)) != 0)
+      throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is {}, expected a power of two", where, align_field, s.align));
+    return s;
+  };
+  const TritonScratch g = scratch("global_scratch", "global_scratch_size", "global_scratch_align", false);
   if (e.backend == "hip" && g.size)
     throw FormatError(fmt::format("Triton metadata {}: field \"global_scratch_size\" is {} on an AMD target, whose launcher "
                                   "passes a null global scratch: lrrt will not guess",
@@ -297,8 +483,7 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
     if (!j.contains("profile_scratch_size"))
       throw FormatError(fmt::format("Triton metadata {}: missing field \"profile_scratch_size\" (Triton {} writes it)", where,
                                     e.triton_version));
-    e.hidden.push_back(TritonScratch{"profile_scratch", triton_uint(j, "profile_scratch_size", where, 0, true),
-                                     triton_uint(j, "profile_scratch_align", where, 1, false)});
+    e.hidden.push_back(scratch("profile_scratch", "profile_scratch_size", "profile_scratch_align", true));
   }
   e.params = parse_triton_signature(ir_text, e.name, where);
   e.access = analyze_triton_access(ir_text, e.name);
@@ -323,9 +508,26 @@ bool is_triton_entry(const fs::path& path) {
     return false;
   }
   if (!fs::is_regular_file(json_path, ec) || fs::file_size(json_path, ec) > kTritonMaxTextBytes) return false;
+  // Only the top level and "target" are kept (the parser is iterative), so
+  // a hostile file nested 10^6 levels deep is read in constant memory; one
+  // nested deeper than Triton's metadata is taken as an entry, and
+  // read_triton_entry refuses it naming the file.
   std::ifstream in(json_path, std::ios::binary);
-  const json j = json::parse(in, nullptr, false);
-  return !j.is_discarded() && triton_looks_like_metadata(j);
+  bool too_deep = false;
+  json::parser_callback_t shallow = [&](int depth, json::parse_event_t event, json&) {
+    if (event != json::parse_event_t::object_start && event != json::parse_event_t::array_start) return true;
+    if (depth >= kTritonMaxJsonDepth) {
+      too_deep = true;
+      throw std::length_error("nested too deep");
+    }
+    return depth <= 1;
+  };
+  try {
+    const json j = json::parse(in, shallow, /*allow_exceptions=*/false);
+    return !j.is_discarded() && triton_looks_like_metadata(j);
+  } catch (const std::length_error&) {
+    return too_deep;
+  }
 }
 
 TritonEntry read_triton_entry(const fs::path& path) {

@@ -224,6 +224,195 @@ TEST_CASE("triton: a manifest's bad Triton arguments or launch are exit 2 naming
   }
 }
 
+// The entry's <name>.json with one field's text replaced (the JSON as
+// Triton wrote it: "num_ctas": 1, ...), for values json.dump cannot write.
+void replace_in_file(const fs::path& file, const std::string& from, const std::string& to) {
+  std::string t = read_text(file);
+  const size_t at = t.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  t.replace(at, from.size(), to);
+  write_text(file, t);
+}
+
+TEST_CASE("triton: metadata nested 200,000 levels deep is exit 2 in inspect, init and run, never a crash") {
+  TempDir dir;
+  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+  replace_in_file(e / "add_kernel.json", "\"num_ctas\": 1", "\"num_ctas\": " + std::string(200000, '[') + std::string(200000, ']'));
+  for (const char* cmd : {"inspect", "init"}) {
+    CAPTURE(cmd);
+    const Result r = run_lrrt(dir, {cmd, e.string()});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("not Triton metadata: nested more than 64 levels deep") != std::string::npos);
+    CHECK(r.err.find("add_kernel.json") != std::string::npos);
+    CHECK(r.err.size() < 1000);  // described, never dumped
+  }
+  write_text(dir / "m.json", triton_add_manifest(e).dump());
+  const Result r = run_manifest(dir, dir / "m.json");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("/code_object") != std::string::npos);
+  CHECK(r.err.find("nested more than 64 levels deep") != std::string::npos);
+  // A deep value of a field lrrt reads is described by its type and size.
+  const fs::path f = copy_triton_entry(dir, "gfx942", "add_kernel");
+  replace_in_file(f / "add_kernel.json", "\"shared\": 0", "\"shared\": " + std::string(60, '[') + std::string(60, ']'));
+  const Result s = run_lrrt(dir, {"init", f.string()});
+  CHECK(s.rc == 2);
+  CHECK(s.err.find("field \"shared\" is an array of 1 element(s), expected a non-negative integer") != std::string::npos);
+}
+
+TEST_CASE("triton: a 64-bit launch number is range-checked before it is narrowed, exit 2 naming the field") {
+  TempDir dir;
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"\"shared\": 0", "\"shared\": 4294967296", "field \"shared\" is 4294967296, more than 4294967295"},
+      {"\"num_ctas\": 1", "\"num_ctas\": 4294967297", "field \"num_ctas\" is 4294967297, more than 4294967295"},
+      {"\"num_warps\": 4", "\"num_warps\": 4294967300", "field \"num_warps\" is 4294967300, expected 1 to 32"},
+      {"\"arch\": 90", "\"arch\": 4294967386", "field \"target/arch\" is 4294967386, not an SM number"},
+      {"\"warp_size\": 32}", "\"warp_size\": 4294967328}", "field \"target/warp_size\" is 4294967328, expected 32 or 64"},
+      {"\"global_scratch_size\": 0", "\"global_scratch_size\": 4294967296",
+       "field \"global_scratch_size\" is 4294967296, more than 4294967295 bytes per program"},
+      {"\"global_scratch_align\": 1", "\"global_scratch_align\": 3", "field \"global_scratch_align\" is 3, expected a power of two"},
+      {"\"launch_pdl\": false", "\"launch_pdl\": \"no\"", "field \"launch_pdl\" is the string \"no\", expected true or false"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.to);
+    const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+    replace_in_file(e / "add_kernel.json", c.from, c.to);
+    for (const char* cmd : {"inspect", "init"}) {
+      CAPTURE(cmd);
+      const Result r = run_lrrt(dir, {cmd, e.string()});
+      CHECK(r.rc == 2);
+      CHECK(r.err.find(c.message) != std::string::npos);
+      CHECK(r.err.find("add_kernel.json") != std::string::npos);
+    }
+    write_text(dir / "m.json", triton_add_manifest(e).dump());
+    const Result r = run_manifest(dir, dir / "m.json");
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    fs::remove_all(e);
+  }
+  {  // cluster_dims: each element range-checked.
+    const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+    replace_in_file(e / "add_kernel.json", "\"num_ctas\": 1", "\"num_ctas\": 1, \"cluster_dims\": [4294967297, 1, 1]");
+    const Result r = run_lrrt(dir, {"init", e.string()});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("field \"cluster_dims/0\" is 4294967297, more than 4294967295") != std::string::npos);
+  }
+}
+
+TEST_CASE("triton: a wrong-typed field or a parameter name that is not UTF-8 is exit 2 naming the file, no raw JSON error") {
+  TempDir dir;
+  {  // The top-level warp_size as a string (nlohmann's value() threw type_error.302).
+    const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+    replace_in_file(e / "add_kernel.json", "\"warp_size\": 32, \"maxnreg\"", "\"warp_size\": \"32\", \"maxnreg\"");
+    for (const char* cmd : {"inspect", "init"}) {
+      const Result r = run_lrrt(dir, {cmd, e.string()});
+      CHECK(r.rc == 2);
+      CHECK(r.err.find("add_kernel.json: field \"warp_size\" is the string \"32\", expected a non-negative integer") !=
+            std::string::npos);
+      CHECK(r.err.find("json.exception") == std::string::npos);
+    }
+  }
+  {  // A parameter name with the byte ff (json dump threw type_error.316).
+    const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+    replace_in_file(e / "add_kernel.ttir", "loc(\"y_ptr\"", "loc(\"y\xff\"");
+    for (const char* cmd : {"inspect", "init"}) {
+      const Result r = run_lrrt(dir, {cmd, e.string()});
+      CHECK(r.rc == 2);
+      CHECK(r.err.find("add_kernel.json: parameter 1 of @add_kernel: its name \"y\\xff\" is not valid UTF-8") != std::string::npos);
+      CHECK(r.err.find("json.exception") == std::string::npos);
+    }
+    write_text(dir / "m.json", triton_add_manifest(e).dump());
+    const Result r = run_manifest(dir, dir / "m.json");
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("is not valid UTF-8") != std::string::npos);
+  }
+  {  // A kernel name that would leave the folder.
+    const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+    replace_in_file(e / "add_kernel.json", "\"name\": \"add_kernel\"", "\"name\": \"../add_kernel\"");
+    const Result r = run_lrrt(dir, {"init", e.string()});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("field \"name\" (\"../add_kernel\") holds '/': not a kernel name") != std::string::npos);
+  }
+}
+
+TEST_CASE("triton: two parameters of one name are refused by init and run") {
+  TempDir dir;
+  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+  replace_in_file(e / "add_kernel.ttir", "loc(\"y_ptr\"", "loc(\"x_ptr\"");
+  const Result init = run_lrrt(dir, {"init", e.string()});
+  CHECK(init.rc == 2);
+  CHECK(init.err.find("parameters 0 and 1 of @add_kernel are both named \"x_ptr\"") != std::string::npos);
+  CHECK(init.err.find("lrrt binds arguments by name") != std::string::npos);
+  json m = triton_add_manifest(e);
+  m["args"].erase("y_ptr");
+  write_text(dir / "m.json", m.dump());
+  const Result r = run_manifest(dir, dir / "m.json");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("parameters 0 and 1 of @add_kernel are both named \"x_ptr\"") != std::string::npos);
+}
+
+TEST_CASE("init: an fp8 pointer becomes a u8 buffer the manifest reader accepts") {
+  TempDir dir;
+  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+  replace_in_file(e / "add_kernel.ttir", "%x_ptr: !tt.ptr<f32>", "%x_ptr: !tt.ptr<f8E4M3FN>");
+  const Result r = run_lrrt(dir, {"init", e.string(), "-o", (dir / "m.json").string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const json m = json::parse(read_text(dir / "m.json"));
+  CHECK(m.at("buffers").at(0).at("name") == "x_ptr");
+  CHECK(m["buffers"][0].at("type") == "u8");
+  CHECK(m["buffers"][0].at("init") == "zeros");
+  CHECK(m["buffers"][1].at("type") == "f32");
+  CHECK(m.at("description").get<std::string>().find("x_ptr points to f8E4M3FN (fp8)") != std::string::npos);
+  // The manifest parses: `lrrt plan` reads it whole, then says it is no sequence.
+  const Result plan = run_lrrt(dir, {"plan", (dir / "m.json").string()});
+  CHECK(plan.rc == 2);
+  CHECK_MESSAGE(plan.err.find("not a sequence manifest (it runs kernel \"add_kernel\")") != std::string::npos, plan.err);
+  // An element type lrrt has no buffer type for is refused at init.
+  replace_in_file(e / "add_kernel.ttir", "%y_ptr: !tt.ptr<f32>", "%y_ptr: !tt.ptr<i128>");
+  const Result bad = run_lrrt(dir, {"init", e.string()});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("parameter 1 (y_ptr) of Triton kernel add_kernel points to i128, an element type lrrt has no buffer type for") !=
+        std::string::npos);
+}
+
+TEST_CASE("init: -o onto the entry's files or the code object is refused, an existing file only with --force") {
+  TempDir dir;
+  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+  const std::string metadata = read_text(e / "add_kernel.json"), cubin = read_text(e / "add_kernel.cubin");
+  for (const fs::path& out : {e / "add_kernel.json", e / "." / "add_kernel.cubin", e / "add_kernel.ttir"}) {
+    CAPTURE(out);
+    const Result r = run_lrrt(dir, {"init", e.string(), "-o", out.string()});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("which lrrt init reads: writing the manifest there would replace it") != std::string::npos);
+  }
+  const Result in_folder = run_lrrt(dir, {"init", e.string(), "-o", (e / "manifest.json").string()});
+  CHECK(in_folder.rc == 2);
+  CHECK(in_folder.err.find("a second .json there would make the folder hold two metadata files") != std::string::npos);
+  CHECK(!fs::exists(e / "manifest.json"));
+  CHECK(read_text(e / "add_kernel.json") == metadata);
+  CHECK(read_text(e / "add_kernel.cubin") == cubin);
+  // A code object file.
+  fs::copy_file(kKernels / "saxpy.host.so", dir / "saxpy.host.so");
+  const std::string so = read_text(dir / "saxpy.host.so");
+  const Result onto = run_lrrt(dir, {"init", (dir / "saxpy.host.so").string(), "-o", (dir / "saxpy.host.so").string()});
+  CHECK(onto.rc == 2);
+  CHECK(onto.err.find("which lrrt init reads") != std::string::npos);
+  CHECK(read_text(dir / "saxpy.host.so") == so);
+  // An existing file: refused, then replaced with --force.
+  write_text(dir / "old.json", "keep me");
+  const Result exists = run_lrrt(dir, {"init", e.string(), "-o", (dir / "old.json").string()});
+  CHECK(exists.rc == 2);
+  CHECK(exists.err.find("old.json exists; lrrt init does not replace a file unless --force is given") != std::string::npos);
+  CHECK(read_text(dir / "old.json") == "keep me");
+  const Result forced = run_lrrt(dir, {"init", e.string(), "-o", (dir / "old.json").string(), "--force"});
+  REQUIRE_MESSAGE(forced.rc == 0, forced.err);
+  CHECK(json::parse(read_text(dir / "old.json")).at("kernel") == "add_kernel");
+}
+
 #if defined(LRRT_CLI_HSA_STANDIN)
 TEST_CASE("init: a Triton AMD entry's manifest runs as written on the hsa stand-in, layout checked") {
   // gfx1100 add_kernel (wave32, fp32); gfx942 mixed_kernel (wave64, an fp16

@@ -59,7 +59,8 @@ struct TritonEntry {
   TritonAccess access;                 // params' accesses from the IR (triton_access.hpp)
   uint32_t block() const { return warp_size * num_warps; }
   // Bytes of a hidden scratch allocation for a grid of `programs` programs:
-  // programs × num_ctas × size (3.3: programs × size); 0 when size is 0.
+  // programs × num_ctas × size (3.3: programs × size); 0 when size is 0;
+  // FormatError when that does not fit 64 bits.
   uint64_t scratch_bytes(const TritonScratch& s, uint64_t programs) const;
   // The signature as Triton's launcher is called: "*fp32:16, *fp32:16, i32".
   std::string signature() const;
@@ -70,9 +71,12 @@ struct TritonEntry {
 bool is_triton_entry(const std::filesystem::path& path);
 
 // Reads an entry from its folder or its <name>.json. FormatError naming the
-// file and field: no metadata, an unknown metadata version, a missing
-// binary, no IR signature, tensor-descriptor (TMA) arguments, cooperative or
-// multi-CTA (cluster) launches.
+// file and field: no metadata, malformed or deeply nested JSON, a key twice,
+// a wrong-typed field, a launch number out of range (every one is checked
+// before it is narrowed), an unknown metadata version, a missing binary, no
+// IR signature, a parameter name that is not UTF-8 text or appears twice,
+// tensor-descriptor (TMA) arguments, cooperative or multi-CTA (cluster)
+// launches.
 TritonEntry read_triton_entry(const std::filesystem::path& path);
 
 // The same from the texts (the metadata JSON and the IR), as an in-process
