@@ -316,6 +316,7 @@ void run(BenchCli& o) {
   if (StopSignals::requested()) {
     // The measurements of the unfinished benchmark are dropped with it: a
     // file holds whole benchmarks only.
+    StopSignals::stopping();
     results.interrupted = true;
     write_output_file(file_doc(), o.common);
     std::cerr << fmt::format("lrrt bench: interrupted after {} of {} benchmark runs{}\n", done, total,
