@@ -47,7 +47,7 @@ struct RunArgs {
 // The time a sweep's states may spend being timed, in all, on the host
 // backend unless --sweep-time says otherwise: the bundled sweeps end within a
 // minute on a two-core machine (docs/manifest.md, "Sweeps").
-constexpr double kDefaultHostSweepTimeS = 30;
+constexpr double kDefaultHostSweepTimeS = 20;
 
 // One manifest of the command: a single manifest or a sweep.
 struct RunEntry {
@@ -437,7 +437,7 @@ void register_run(CLI::App& app) {
       ->check(whole_number(1, tool::kMaxStatesLimit, "states"));
   sub->add_option("--sweep-time", args->sweep_time_s,
                   "Sweeps: seconds all states' timing may take in all; each state's --max-time is cut to its share of "
-                  "what is left (default 30 on the host backend, no limit on GPUs; 0: no limit). Printed before the "
+                  "what is left (default 20 on the host backend, no limit on GPUs; 0: no limit). Printed before the "
                   "sweep starts")
       ->check(finite_number(0, 1e7, "SECONDS"));
   sub->add_option("--verify", args->verify,
@@ -487,7 +487,7 @@ vary together): each state verified (--verify), timed until its noise is at most
 as columns, with GB/s, elements/s and the share of the device's peak bandwidth. A
 state the device cannot run (a workgroup over its limit, buffers beyond its memory)
 is "skipped" with the reason and the sweep goes on. On the host backend the states'
-timing shares 30 s in all unless --sweep-time says otherwise (printed before the
+timing shares 20 s in all unless --sweep-time says otherwise (printed before the
 sweep starts), and an axis may give the host values of its own (docs/manifest.md).
 
 Ctrl-C (or SIGTERM) stops a sweep after the current state: the results hold the

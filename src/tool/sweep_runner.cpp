@@ -97,7 +97,7 @@ json run_sweep(const Sweep& s, const SweepCheck& checked, const lrrt::Device& de
       // This state's share of what is left of the budget.
       const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double share = std::max(so.time_budget_s - spent, 0.0) / double(s.state_count - k);
-      opt.timing.max_time_s = std::clamp(share, kMinStateTimeS, opt.timing.max_time_s);
+      opt.timing.max_time_s = std::min(opt.timing.max_time_s, std::max(share, kMinStateTimeS));
       opt.timing.min_time_s = std::min(opt.timing.min_time_s, opt.timing.max_time_s / 2);
     }
     if (so.stop_requested) opt.timing.should_stop = so.stop_requested;

@@ -70,11 +70,18 @@ fs::path hang(const TempDir& dir, bool sweep) {
   return write_manifest(dir, sweep ? "hang_sweep.json" : "hang.json", m);
 }
 
-void wait_started(const TempDir& dir) {
-  // lrrt says nothing before the kernel runs under -q: give it a moment to
-  // reach the launch (the assertions hold wherever the signal lands).
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  (void)dir;
+// A plain run says nothing before its kernel runs: give it time to reach
+// the launch (a signal that lands earlier ends it the same way).
+void wait_started() { std::this_thread::sleep_for(std::chrono::seconds(2)); }
+
+// A sweep notes "N states on host" once its stop handlers are installed,
+// just before its first state.
+void wait_sweep_started(const TempDir& dir) {
+  const auto deadline = clock_type::now() + std::chrono::seconds(60);
+  while (read_text(dir / ".stderr").find("states on host") == std::string::npos && clock_type::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(read_text(dir / ".stderr").find("states on host") != std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the state's kernel
 }
 
 }  // namespace
@@ -86,7 +93,7 @@ TEST_CASE("signals: SIGTERM or SIGINT ends a plain lrrt run at once, even inside
     CAPTURE(sig);
     // --timeout 0: only the signal can end it.
     const pid_t pid = spawn(dir, {"run", "--backend", "host", "--timeout", "0", "-q", m.string()});
-    wait_started(dir);
+    wait_started();
     const auto sent = clock_type::now();
     REQUIRE(::kill(pid, sig) == 0);
     const int status = wait_bounded(pid, std::chrono::seconds(20));
@@ -102,9 +109,9 @@ TEST_CASE("signals: SIGTERM or SIGINT ends a plain lrrt run at once, even inside
 TEST_CASE("signals: a sweep whose state does not end within the grace period is ended by the signal") {
   TempDir dir;
   const fs::path m = hang(dir, true);
-  const pid_t pid = spawn(dir, {"run", "--backend", "host", "--timeout", "0", "-q", "-o", (dir / "out.json").string(),
+  const pid_t pid = spawn(dir, {"run", "--backend", "host", "--timeout", "0", "-o", (dir / "out.json").string(),
                                 m.string()});
-  wait_started(dir);
+  wait_sweep_started(dir);
   REQUIRE(::kill(pid, SIGTERM) == 0);
   // The grace period is 5 s; 30 s bounds a loaded machine.
   const int status = wait_bounded(pid, std::chrono::seconds(30));
@@ -122,8 +129,8 @@ TEST_CASE("signals: a sweep whose state does not end within the grace period is 
 TEST_CASE("signals: a second signal ends a sweep at once, and a signal ignored at start stays ignored") {
   TempDir dir;
   const fs::path m = hang(dir, true);
-  pid_t pid = spawn(dir, {"run", "--backend", "host", "--timeout", "0", "-q", m.string()});
-  wait_started(dir);
+  pid_t pid = spawn(dir, {"run", "--backend", "host", "--timeout", "0", m.string()});
+  wait_sweep_started(dir);
   REQUIRE(::kill(pid, SIGINT) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   REQUIRE(::kill(pid, SIGINT) == 0);
@@ -134,18 +141,16 @@ TEST_CASE("signals: a second signal ends a sweep at once, and a signal ignored a
   CHECK(read_text(dir / ".stderr").find("still running") == std::string::npos);
 
   // nohup's SIGINT/SIGTERM ignored: the sweep keeps running (here until its
-  // --timeout of 1 s, exit 3).
-  sigset_t none;
-  sigemptyset(&none);
+  // --timeout of 3 s, exit 3).
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   struct sigaction old_int {}, old_term {};
   REQUIRE(::sigaction(SIGINT, &ignore, &old_int) == 0);
   REQUIRE(::sigaction(SIGTERM, &ignore, &old_term) == 0);
-  pid = spawn(dir, {"run", "--backend", "host", "--timeout", "1", "-q", m.string()});
+  pid = spawn(dir, {"run", "--backend", "host", "--timeout", "3", m.string()});
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
-  wait_started(dir);
+  wait_sweep_started(dir);
   ::kill(pid, SIGTERM);
   ::kill(pid, SIGINT);
   status = wait_bounded(pid, std::chrono::seconds(30));
