@@ -256,7 +256,7 @@ void run(BenchCli& o) {
   const std::vector<Job> jobs = plan_jobs(chosen, devices, o.common.all_devices);
   const size_t total = jobs.size();
   size_t done = 0, failures = 0;
-  StopSignals stop_signals;
+  StopSignals stop_signals(0);  // a benchmark is bounded: the stop waits for it
   results.complete = false;  // every rewrite of -o until the last says so
   for (const Job& job : jobs) {
     const Benchmark* benchmark = job.benchmark;

@@ -223,6 +223,7 @@ void note(const CommonOptions& o, const std::string& message) {
 namespace {
 // The only state the signal handlers touch (sig_atomic_t).
 volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_grace_seconds = 0;
 
 // The first SIGINT/SIGTERM: asks the command to stop at its next boundary,
 // makes the next one kill as usual, and arms the grace period. Only
@@ -230,7 +231,7 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 extern "C" void lrrt_cli_on_stop_signal(int sig) {
   g_stop_signal = sig;
   std::signal(sig, SIG_DFL);
-  ::alarm(kStopGraceSeconds);
+  if (g_grace_seconds) ::alarm(static_cast<unsigned>(g_grace_seconds));
 }
 
 // The grace period passed and the command is still running (one long kernel,
@@ -255,8 +256,9 @@ void (*install(int sig, void (*handler)(int)))(int) {
 }
 }  // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(unsigned grace_seconds) {
   g_stop_signal = 0;
+  g_grace_seconds = static_cast<std::sig_atomic_t>(grace_seconds);
   old_alarm_ = std::signal(SIGALRM, lrrt_cli_on_stop_grace);
   old_int_ = install(SIGINT, lrrt_cli_on_stop_signal);
   old_term_ = install(SIGTERM, lrrt_cli_on_stop_signal);

@@ -101,15 +101,17 @@ inline constexpr unsigned kStopGraceSeconds = 5;
 // Ctrl-C (or SIGTERM) during `lrrt bench` or a sweep: the first one stops at
 // the next measurement or state, the command writes what finished marked
 // interrupted and exits 128 + the signal. A second one kills as usual, and so
-// does the first one's grace period (kStopGraceSeconds) when the current
-// measurement or state does not end within it (a kernel running minutes):
-// then the process dies of the signal (128 + the signal too) and only what -o
-// already held remains. Other commands (a plain `lrrt run`) install nothing:
+// does, in a sweep, the first one's grace period (kStopGraceSeconds) when the
+// current state does not end within it (a kernel running minutes): then the
+// process dies of the signal (128 + the signal too) and only what -o already
+// held remains. Other commands (a plain `lrrt run`) install nothing:
 // the signal ends them at once. Installs the handlers for one command and
 // restores the previous ones; a signal ignored at start stays ignored.
 class StopSignals {
  public:
-  StopSignals();
+  // grace_seconds: 0 waits for the boundary however long it takes (lrrt
+  // bench: its measurements are bounded, and a slow one is still whole).
+  explicit StopSignals(unsigned grace_seconds = kStopGraceSeconds);
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
