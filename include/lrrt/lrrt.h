@@ -189,7 +189,8 @@ LRRT_API const char *lr_last_error_message(void);
 LRRT_API const char *lr_version_string(void);
 
 /* Longest any synchronizing call waits for device work before it returns
- * LR_ERROR_TIMEOUT (a hung kernel); 0 waits forever (the default). Process-wide,
+ * LR_ERROR_TIMEOUT (a hung kernel); 0 waits forever (the default); at most
+ * 10^12 ms (LR_ERROR_INVALID_ARGUMENT above). Process-wide,
  * callable before lr_init. Without a call, lr_init reads LRRT_WAIT_TIMEOUT_MS. */
 LRRT_API lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds);
 /* The limit in force (set, read from LRRT_WAIT_TIMEOUT_MS, or 0). */
@@ -205,7 +206,21 @@ LRRT_API lr_status_t lr_set_wait_spin_us(uint64_t microseconds);
 /* The spin window in force (set, read from LRRT_WAIT_SPIN_US, or the default). */
 LRRT_API lr_status_t lr_get_wait_spin_us(uint64_t *microseconds);
 
-/* Initialises every backend that can be loaded; unusable ones stay listed. */
+/* Checks every LRRT_* environment variable lrrt reads (docs/environment.md):
+ * LR_ERROR_INVALID_ARGUMENT, with a message naming the first one set to a value
+ * it does not take (counts are digits only and range-checked: "abc", "2s", "-1"
+ * are refused), else LR_SUCCESS. Unset or empty is not set. lr_init makes the
+ * same check first. Callable before lr_init. */
+LRRT_API lr_status_t lr_check_environment(void);
+/* Reads the LRRT_* number variable `name` as lrrt does: *is_set = 1 and *value,
+ * or *is_set = 0 (and *value = 0) when it is unset or empty;
+ * LR_ERROR_INVALID_ARGUMENT when its value is malformed or out of range,
+ * LR_ERROR_NOT_FOUND when lrrt reads no number of that name. Callable before lr_init. */
+LRRT_API lr_status_t lr_get_environment_u64(const char *name, uint64_t *value, int *is_set);
+
+/* Initialises every backend that can be loaded; unusable ones stay listed.
+ * Fails with LR_ERROR_INVALID_ARGUMENT when an LRRT_* variable is bad
+ * (lr_check_environment). */
 LRRT_API lr_status_t lr_init(void);
 /* Waits for pending work on all devices before releasing runtime resources. */
 LRRT_API lr_status_t lr_shutdown(void);

@@ -138,12 +138,10 @@ lrrt::Kernel find_kernel(const lrrt::Module& module, const Manifest& m, const fs
 }  // namespace
 
 uint64_t available_host_memory() {
-  if (const char* env = std::getenv(kTestMemAvailable); env && *env) {
-    const std::string_view text = env;
-    if (text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos)
-      throw InputError(fmt::format("{}='{}' is not a whole number of bytes", kTestMemAvailable, text.substr(0, 64)));
-    return std::strtoull(env, nullptr, 10);
-  }
+  uint64_t bytes = 0;
+  int is_set = 0;
+  if (lr_get_environment_u64(kTestMemAvailable, &bytes, &is_set) != LR_SUCCESS) throw InputError(lr_last_error_message());
+  if (is_set) return bytes;
   std::ifstream in("/proc/meminfo");
   std::string line;
   while (std::getline(in, line)) {

@@ -74,14 +74,9 @@ int64_t sweep_exponent(const json& v, const std::string& ptr) {
   throw ManifestError(ptr, "a power-of-two exponent is a whole number from 0 to 63, got " + sweep_describe(v));
 }
 
-SweepAxis parse_sweep_axis(const std::string& name, const json& v, const std::string& ptr) {
-  SweepAxis a;
-  a.name = name;
-  a.pointer = ptr;
-  if (!sweep_axis_name_ok(name))
-    throw ManifestError(ptr, fmt::format("axis name \"{}\" is not a name (letters, digits, _; not starting with a digit; at "
-                                         "most 64): --axis NAME=... must be able to name it",
-                                         printable(name, 64)));
+// A list of values or {"pow2": [lo, hi]}.
+SweepAxisValues parse_axis_values(const json& v, const std::string& ptr) {
+  SweepAxisValues a;
   if (v.is_array()) {
     if (v.empty()) throw ManifestError(ptr, "an axis needs at least one value");
     if (v.size() > kMaxAxisValues) throw ManifestError(ptr, fmt::format("more than {} values", kMaxAxisValues));
@@ -101,6 +96,84 @@ SweepAxis parse_sweep_axis(const std::string& name, const json& v, const std::st
     return a;
   }
   throw ManifestError(ptr, "an axis is a list of values or {\"pow2\": [lo, hi]}, got " + sweep_describe(v));
+}
+
+bool is_sweep_backend(const std::string& key) {
+  return std::any_of(std::begin(kSweepBackends), std::end(kSweepBackends), [&](const char* b) { return key == b; });
+}
+
+SweepAxis parse_sweep_axis(const std::string& name, const json& v, const std::string& ptr) {
+  SweepAxis a;
+  a.name = name;
+  a.pointer = ptr;
+  if (!sweep_axis_name_ok(name))
+    throw ManifestError(ptr, fmt::format("axis name \"{}\" is not a name (letters, digits, _; not starting with a digit; at "
+                                         "most 64): --axis NAME=... must be able to name it",
+                                         printable(name, 64)));
+  // {"values": [...] or "pow2": [lo, hi], "host": AXIS, "cuda": AXIS, ...}:
+  // the default values and a backend's own.
+  if (v.is_object() && !(v.size() == 1 && v.contains("pow2"))) {
+    bool has_default = false;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const std::string kp = ptr + "/" + pointer_token(it.key());
+      if (it.key() == "values" || it.key() == "pow2") {
+        if (has_default)
+          throw ManifestError(kp, "an axis has \"values\" or \"pow2\", not both");
+        has_default = true;
+        const SweepAxisValues d = it.key() == "pow2" ? parse_axis_values(json{{"pow2", it.value()}}, ptr)
+                                                     : it.value().is_array()
+                                                           ? parse_axis_values(it.value(), kp)
+                                                           : throw ManifestError(kp, "expected a list of values, got " +
+                                                                                         sweep_describe(it.value()));
+        a.values = d.values;
+        a.pow2 = d.pow2;
+      } else if (is_sweep_backend(it.key())) {
+        a.per_backend.emplace_back(it.key(), parse_axis_values(it.value(), kp));
+      } else {
+        throw ManifestError(kp, fmt::format("unknown field \"{}\": an axis object has \"values\" or \"pow2\" (the "
+                                            "default), and host, hsa or cuda (that backend's values)",
+                                            printable(it.key(), 64)));
+      }
+    }
+    if (!has_default)
+      throw ManifestError(ptr, "an axis object needs its default values: \"values\": [...] or \"pow2\": [lo, hi]");
+    return a;
+  }
+  const SweepAxisValues d = parse_axis_values(v, ptr);
+  a.values = d.values;
+  a.pow2 = d.pow2;
+  return a;
+}
+
+const SweepAxisValues* backend_values(const SweepAxis& a, const std::string& backend) {
+  for (const auto& [b, v] : a.per_backend)
+    if (b == backend) return &v;
+  return nullptr;
+}
+
+size_t value_count(const SweepAxis& a, const std::string& backend) {
+  const SweepAxisValues* v = backend_values(a, backend);
+  return v ? v->values.size() : a.values.size();
+}
+
+// The states of the sweep with `backend`'s values: the product of the groups'
+// lengths, bounded by max_states (ManifestError naming /axes).
+uint64_t count_states(const Sweep& s, const std::string& backend, uint64_t max_states) {
+  uint64_t count = 1;
+  std::string factors;
+  bool over = false;
+  for (const auto& g : s.groups) {
+    const uint64_t n = value_count(s.axes[g[0]], backend);
+    factors += (factors.empty() ? "" : " x ") + std::to_string(n);
+    if (count > UINT64_MAX / n) over = true;
+    else count *= n;
+  }
+  if (over || count > max_states)
+    throw ManifestError("/axes", fmt::format("the sweep has {} states ({}){}, more than the {} allowed: narrow an axis "
+                                             "with --axis NAME=[...] or raise --max-states (at most {})",
+                                             over ? std::string("over 2^64") : std::to_string(count), factors,
+                                             backend.empty() ? "" : " on " + backend, max_states, kMaxStatesLimit));
+  return count;
 }
 
 // Calls f(node, pointer) for every {"axis": ...} node of the document.
@@ -145,15 +218,35 @@ std::string value_label(const SweepAxis& a, const json& v) {
   return v.dump();
 }
 
-// Text of one --axis item as a value: a size, a number, or text.
-json override_item(const std::string& item, const std::string& text) {
+// Whether the text is a whole number, signed or with a size suffix ("-12",
+// "4K"): such a value is kept exact or refused, never read as a double.
+bool looks_whole(const std::string& item) {
+  size_t i = item[0] == '-' || item[0] == '+' ? 1 : 0;
+  const size_t digits = i;
+  while (i < item.size() && std::isdigit(static_cast<unsigned char>(item[i]))) ++i;
+  if (i == digits) return false;
+  const std::string suffix = item.substr(i);
+  return suffix.empty() || suffix == "K" || suffix == "k" || suffix == "M" || suffix == "m" || suffix == "G" ||
+         suffix == "g";
+}
+
+// Text of one --axis item as a value: a size, a number, or text. `name` is
+// the axis, for messages.
+json override_item(const std::string& item, const std::string& text, const std::string& name) {
   if (item.empty()) throw InputError(fmt::format("--axis {}: an empty value", printable(text, 80)));
   uint64_t size = 0;
-  if (parse_size_text(item, size)) return size;
+  try {
+    if (parse_size_text(item, size)) return size;
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--axis {}: axis \"{}\": {}", printable(text, 80), name, e.what()));
+  }
   errno = 0;
   char* end = nullptr;
   const long long i = std::strtoll(item.c_str(), &end, 10);
   if (*end == '\0' && errno == 0) return static_cast<int64_t>(i);
+  if (looks_whole(item))
+    throw InputError(fmt::format("--axis {}: axis \"{}\": \"{}\" does not fit in 64 bits (whole numbers from {} to {})",
+                                 printable(text, 80), name, printable(item, 40), INT64_MIN, UINT64_MAX));
   errno = 0;
   const double d = std::strtod(item.c_str(), &end);
   if (*end == '\0' && errno == 0 && std::isfinite(d)) return d;
@@ -210,6 +303,7 @@ AxisOverride parse_axis_override(const std::string& text) {
   o.name = name;
   std::string rest = trim_copy(text.substr(eq + 1));
   std::vector<std::string> items;
+  std::vector<json> range_values;  // a [lo:hi:step] range's, exact
   if (!rest.empty() && rest.front() == '[') {
     if (rest.back() != ']') throw InputError(fmt::format("--axis {}: a list ends with ]", printable(text, 80)));
     rest = rest.substr(1, rest.size() - 2);
@@ -219,20 +313,21 @@ AxisOverride parse_axis_override(const std::string& text) {
       size_t start = 0;
       for (size_t p; (p = rest.find(':', start)) != std::string::npos; start = p + 1) parts.push_back(trim_copy(rest.substr(start, p - start)));
       parts.push_back(trim_copy(rest.substr(start)));
-      std::vector<int64_t> n;
+      // In 128 bits: every 64-bit value, signed or not, stays exact.
+      std::vector<__int128> n;
       for (const auto& p : parts) {
-        const json v = override_item(p, text);
-        if (!v.is_number_integer() && !v.is_number_unsigned())
-          throw InputError(fmt::format("--axis {}: a range [lo:hi:step] takes whole numbers", printable(text, 80)));
-        n.push_back(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>());
+        const json v = override_item(p, text, name);
+        if (v.is_number_unsigned()) n.push_back(static_cast<__int128>(v.get<uint64_t>()));
+        else if (v.is_number_integer()) n.push_back(static_cast<__int128>(v.get<int64_t>()));
+        else throw InputError(fmt::format("--axis {}: a range [lo:hi:step] takes whole numbers", printable(text, 80)));
       }
       if (n.size() > 3 || n.size() < 2 || (n.size() == 3 && n[2] <= 0) || n[0] > n[1])
         throw InputError(fmt::format("--axis {}: a range is [lo:hi] or [lo:hi:step] with lo <= hi and step > 0", printable(text, 80)));
-      const int64_t step = n.size() == 3 ? n[2] : 1;
-      if (static_cast<uint64_t>(n[1] - n[0]) / static_cast<uint64_t>(step) >= kMaxAxisValues)
+      const __int128 step = n.size() == 3 ? n[2] : 1;
+      if ((n[1] - n[0]) / step >= static_cast<__int128>(kMaxAxisValues))
         throw InputError(fmt::format("--axis {}: more than {} values", printable(text, 80), kMaxAxisValues));
-      for (int64_t v = n[0];; v += step) {
-        items.push_back(std::to_string(v));
+      for (__int128 v = n[0];; v += step) {
+        range_values.push_back(v < 0 ? json(static_cast<int64_t>(v)) : json(static_cast<uint64_t>(v)));
         if (n[1] - v < step) break;
       }
     } else {
@@ -244,10 +339,14 @@ AxisOverride parse_axis_override(const std::string& text) {
   } else {
     items.push_back(rest);
   }
-  if (items.empty()) throw InputError(fmt::format("--axis {}: an axis needs at least one value", printable(text, 80)));
+  if (items.empty() && range_values.empty())
+    throw InputError(fmt::format("--axis {}: an axis needs at least one value", printable(text, 80)));
   if (items.size() > kMaxAxisValues) throw InputError(fmt::format("--axis {}: more than {} values", printable(text, 80), kMaxAxisValues));
-  for (const auto& item : items) {
-    json v = override_item(item, text);
+  std::vector<json> values = std::move(range_values);
+  for (const auto& item : items) values.push_back(override_item(item, text, name));
+  for (size_t i = 0; i < values.size(); ++i) {
+    json v = std::move(values[i]);
+    const std::string item = v.is_string() ? v.get<std::string>() : v.dump();
     if (o.pow2) {
       if (!v.is_number_integer() && !v.is_number_unsigned())
         throw InputError(fmt::format("--axis {}: [pow2] takes exponents (whole numbers from 0 to 63), got \"{}\"",
@@ -279,6 +378,7 @@ Sweep parse_sweep(const json& doc, const fs::path& base_dir, const std::vector<A
                                    axis_list(s.axes)));
     a->values = o.values;
     a->pow2 = o.pow2;
+    a->per_backend.clear();  // the command line's values, on every backend
   }
 
   // Zipped axes: one group each; every other axis is a group of its own.
@@ -302,11 +402,18 @@ Sweep parse_sweep(const json& doc, const fs::path& base_dir, const std::vector<A
         const size_t idx = static_cast<size_t>(a - s.axes.begin());
         if (group_of[idx] >= 0) throw ManifestError(ip, fmt::format("axis \"{}\" is zipped twice", name));
         group_of[idx] = static_cast<int>(zips.size());
-        if (a->values.size() != s.axes[members.empty() ? idx : members[0]].values.size())
-          throw ManifestError(ip, fmt::format("axis \"{}\" has {} values, \"{}\" has {}: zipped axes vary together and need "
-                                              "as many values each",
-                                              name, a->values.size(), s.axes[members[0]].name,
-                                              s.axes[members[0]].values.size()));
+        // Zipped axes vary together: as many values each, by default and on
+        // every backend that gives one of them values of its own.
+        if (!members.empty()) {
+          const SweepAxis& first = s.axes[members[0]];
+          for (const std::string backend : {"", "host", "hsa", "cuda"}) {
+            const size_t mine = value_count(*a, backend), theirs = value_count(first, backend);
+            if (mine != theirs)
+              throw ManifestError(ip, fmt::format("axis \"{}\" has {} values{}, \"{}\" has {}: zipped axes vary together "
+                                                  "and need as many values each",
+                                                  name, mine, backend.empty() ? "" : " on " + backend, first.name, theirs));
+          }
+        }
         members.push_back(idx);
       }
       zips.push_back(std::move(members));
@@ -321,21 +428,12 @@ Sweep parse_sweep(const json& doc, const fs::path& base_dir, const std::vector<A
     }
   }
 
-  // The states: the product of the groups' lengths, bounded.
-  uint64_t count = 1;
-  std::string factors;
-  bool over = false;
-  for (const auto& g : s.groups) {
-    const uint64_t n = s.axes[g[0]].values.size();
-    factors += (factors.empty() ? "" : " x ") + std::to_string(n);
-    if (count > UINT64_MAX / n) over = true;
-    else count *= n;
-  }
-  if (over || count > max_states)
-    throw ManifestError("/axes", fmt::format("the sweep has {} states ({}), more than the {} allowed: narrow an axis with "
-                                             "--axis NAME=[...] or raise --max-states",
-                                             over ? std::string("over 2^64") : std::to_string(count), factors, max_states));
-  s.state_count = count;
+  // The states, bounded, by default and on every backend with values of its own.
+  s.state_count = count_states(s, "", max_states);
+  for (const char* backend : kSweepBackends)
+    if (std::any_of(s.axes.begin(), s.axes.end(), [&](const SweepAxis& a) { return backend_values(a, backend); }))
+      (void)count_states(s, backend, max_states);
+  s.max_states = max_states;
 
   // The document without its axes; every {"axis"} node names one, and every
   // axis is used somewhere.
@@ -371,6 +469,18 @@ Sweep load_sweep(const fs::path& path, const std::vector<AxisOverride>& override
   } catch (const ManifestError& e) {
     throw InputError(path.string() + ": " + e.what());
   }
+}
+
+void Sweep::select_backend(const std::string& name) {
+  if (name == backend) return;
+  if (!backend.empty()) throw std::logic_error("Sweep::select_backend: a backend was selected already");
+  for (auto& a : axes)
+    if (const SweepAxisValues* v = backend_values(a, name)) {
+      a.values = v->values;
+      a.pow2 = v->pow2;
+    }
+  backend = name;
+  state_count = count_states(*this, name, max_states);
 }
 
 std::vector<size_t> Sweep::state(uint64_t k) const {

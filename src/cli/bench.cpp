@@ -256,7 +256,7 @@ void run(BenchCli& o) {
   const std::vector<Job> jobs = plan_jobs(chosen, devices, o.common.all_devices);
   const size_t total = jobs.size();
   size_t done = 0, failures = 0;
-  StopSignals stop_signals;
+  StopSignals stop_signals(0);  // a benchmark is bounded: the stop waits for it
   results.complete = false;  // every rewrite of -o until the last says so
   for (const Job& job : jobs) {
     const Benchmark* benchmark = job.benchmark;
@@ -316,6 +316,7 @@ void run(BenchCli& o) {
   if (StopSignals::requested()) {
     // The measurements of the unfinished benchmark are dropped with it: a
     // file holds whole benchmarks only.
+    StopSignals::stopping();
     results.interrupted = true;
     write_output_file(file_doc(), o.common);
     std::cerr << fmt::format("lrrt bench: interrupted after {} of {} benchmark runs{}\n", done, total,

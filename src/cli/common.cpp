@@ -52,20 +52,19 @@ uint64_t timeout_ms(double seconds) {
 
 }  // namespace
 
+void check_environment() {
+  // The library's one parser (lr_check_environment): every LRRT_* variable,
+  // before any work, so a bad one is an input error (exit 2) naming it.
+  if (lr_check_environment() != LR_SUCCESS) throw bundle::InputError(lr_last_error_message());
+}
+
 void apply_default_timeout() {
-  if (const char* env = std::getenv("LRRT_WAIT_TIMEOUT_MS"); env && *env) {
-    // Whole milliseconds only: "2s" or "abc" read as a number would be 2 ms
-    // or 0 (wait forever).
-    const std::string text = env;
-    const bool digits = text.size() <= 13 && text.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits)
-      throw bundle::InputError(fmt::format("LRRT_WAIT_TIMEOUT_MS='{}' is not a whole number of milliseconds (0 waits "
-                                   "forever, at most 13 digits); unset it or use --timeout SECONDS",
-                                   tool::printable(text, 64)));
-    (void)lr_set_wait_timeout_ms(std::strtoull(env, nullptr, 10));
-    return;
-  }
-  (void)lr_set_wait_timeout_ms(timeout_ms(kDefaultTimeoutSeconds));
+  uint64_t ms = 0;
+  int is_set = 0;
+  if (lr_get_environment_u64("LRRT_WAIT_TIMEOUT_MS", &ms, &is_set) != LR_SUCCESS)
+    throw bundle::InputError(lr_last_error_message());
+  // lr_init reads the variable; without it, the CLI's default.
+  if (!is_set) (void)lr_set_wait_timeout_ms(timeout_ms(kDefaultTimeoutSeconds));
 }
 
 CLI::Validator finite_number(double lo, double hi, const std::string& unit) {
@@ -93,35 +92,6 @@ CLI::Validator whole_number(uint64_t lo, uint64_t hi, const std::string& unit) {
         return std::string();
       },
       unit);
-}
-
-void check_host_threads_env() {
-  // The host device's rule (src/runtime/host/host_device.cpp, core_count):
-  // checked here too so a bad value is an input error before any device
-  // opens, whichever call would open the host device first.
-  const char* env = std::getenv("LRRT_HOST_THREADS");
-  if (!env || !*env) return;
-  const std::string text = env;
-  const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
-  const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
-  if (v < 1 || v > kMaxHostThreads)
-    throw bundle::InputError(fmt::format("LRRT_HOST_THREADS='{}' is not a whole number of threads from 1 to {}; unset it "
-                                         "for one thread per core",
-                                         tool::printable(text, 64), kMaxHostThreads));
-}
-
-void check_host_devices_env() {
-  // The host backend's rule (src/runtime/host/host_backend.cpp): a bad value
-  // would leave the host backend unusable; here it is an input error.
-  const char* env = std::getenv("LRRT_HOST_DEVICES");
-  if (!env || !*env) return;
-  const std::string text = env;
-  const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
-  const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
-  if (v < 1 || v > 64)
-    throw bundle::InputError(fmt::format("LRRT_HOST_DEVICES='{}' is not a whole number of devices from 1 to 64; unset "
-                                         "it for one host device",
-                                         tool::printable(text, 64)));
 }
 
 void add_common_options(CLI::App& sub, CommonOptions& o, unsigned which) {
@@ -251,23 +221,55 @@ void note(const CommonOptions& o, const std::string& message) {
 
 
 namespace {
-// The only state a signal handler may touch (sig_atomic_t).
+// The only state the signal handlers touch (sig_atomic_t).
 volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_grace_seconds = 0;
+
+// The first SIGINT/SIGTERM: asks the command to stop at its next boundary,
+// makes the next one kill as usual, and arms the grace period. Only
+// async-signal-safe calls.
 extern "C" void lrrt_cli_on_stop_signal(int sig) {
   g_stop_signal = sig;
   std::signal(sig, SIG_DFL);
+  if (g_grace_seconds) ::alarm(static_cast<unsigned>(g_grace_seconds));
+}
+
+// The grace period passed and the command is still running (one long kernel,
+// a long upload): it ends now, killed by the signal it was sent (exit status
+// 128 + the signal), saying so.
+// An alarm lrrt did not set (one inherited across exec, a watchdog) ends
+// the process as SIGALRM would have.
+extern "C" void lrrt_cli_on_stop_grace(int) {
+  static const char kMessage[] = "lrrt: still running 5 s after the stop signal (a long kernel or copy): stopping now\n";
+  static_assert(kStopGraceSeconds == 5, "the message names the grace period");
+  const int sig = g_stop_signal ? g_stop_signal : SIGALRM;
+  if (g_stop_signal) (void)!::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// A signal ignored when lrrt started (nohup, a background job) stays ignored.
+void (*install(int sig, void (*handler)(int)))(int) {
+  void (*old)(int) = std::signal(sig, handler);
+  if (old == SIG_IGN) std::signal(sig, SIG_IGN);
+  return old;
 }
 }  // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(unsigned grace_seconds) {
   g_stop_signal = 0;
-  old_int_ = std::signal(SIGINT, lrrt_cli_on_stop_signal);
-  old_term_ = std::signal(SIGTERM, lrrt_cli_on_stop_signal);
+  g_grace_seconds = static_cast<std::sig_atomic_t>(grace_seconds);
+  old_alarm_ = std::signal(SIGALRM, lrrt_cli_on_stop_grace);
+  old_int_ = install(SIGINT, lrrt_cli_on_stop_signal);
+  old_term_ = install(SIGTERM, lrrt_cli_on_stop_signal);
 }
 StopSignals::~StopSignals() {
   std::signal(SIGINT, old_int_);
   std::signal(SIGTERM, old_term_);
+  ::alarm(0);
+  std::signal(SIGALRM, old_alarm_);
 }
+void StopSignals::stopping() { ::alarm(0); }
 bool StopSignals::requested() { return g_stop_signal != 0; }
 int StopSignals::signal() { return g_stop_signal; }
 

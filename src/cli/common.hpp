@@ -44,6 +44,9 @@ enum CommonOption : unsigned {
 // says otherwise: a hung kernel becomes exit code 3 instead of a hung shell.
 constexpr double kDefaultTimeoutSeconds = 300;
 void apply_default_timeout();
+// InputError (exit 2) naming the first LRRT_* variable set to a value lrrt
+// does not take (lr_check_environment, docs/environment.md).
+void check_environment();
 
 // Validators for numeric options, applied to the text before CLI11 converts
 // it: the whole text must be a finite number within [lo, hi] (whole digits
@@ -52,13 +55,6 @@ void apply_default_timeout();
 CLI::Validator finite_number(double lo, double hi, const std::string& unit);
 CLI::Validator whole_number(uint64_t lo, uint64_t hi, const std::string& unit);
 
-// The most host threads LRRT_HOST_THREADS may ask for (the host device's
-// limit, src/runtime/host/host_device.cpp).
-inline constexpr unsigned long kMaxHostThreads = 1024;
-// InputError (exit 2) naming LRRT_HOST_THREADS when it is set to anything but
-// a whole number from 1 to kMaxHostThreads.
-void check_host_threads_env();
-void check_host_devices_env();  // LRRT_HOST_DEVICES: 1 to 64
 
 // Adds the selected common options to a subcommand, with help text.
 void add_common_options(CLI::App& sub, CommonOptions& options, unsigned which = kOptAll);
@@ -98,22 +94,37 @@ void note(const CommonOptions& options, const std::string& message);
 bool stdout_is_terminal();
 
 
+// Seconds a command has, after the first stop signal, to reach its next
+// boundary (a measurement, a sweep's state) before it is ended at once.
+inline constexpr unsigned kStopGraceSeconds = 5;
+
 // Ctrl-C (or SIGTERM) during `lrrt bench` or a sweep: the first one stops at
 // the next measurement or state, the command writes what finished marked
-// interrupted and exits 128 + the signal; a second one kills as usual.
-// Installs the handlers for one command and restores the previous ones.
+// interrupted and exits 128 + the signal. A second one kills as usual, and so
+// does, in a sweep, the first one's grace period (kStopGraceSeconds) when the
+// current state does not end within it (a kernel running minutes): then the
+// process dies of the signal (128 + the signal too) and only what -o already
+// held remains. Other commands (a plain `lrrt run`) install nothing:
+// the signal ends them at once. Installs the handlers for one command and
+// restores the previous ones; a signal ignored at start stays ignored.
 class StopSignals {
  public:
-  StopSignals();
+  // grace_seconds: 0 waits for the boundary however long it takes (lrrt
+  // bench: its measurements are bounded, and a slow one is still whole).
+  explicit StopSignals(unsigned grace_seconds = kStopGraceSeconds);
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   static bool requested();
   static int signal();
+  // The command reached its boundary and writes what finished: the grace
+  // period no longer runs.
+  static void stopping();
 
  private:
   void (*old_int_)(int);
   void (*old_term_)(int);
+  void (*old_alarm_)(int);
 };
 
 bool stderr_is_terminal();

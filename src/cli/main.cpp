@@ -55,9 +55,8 @@ int main(int argc, char** argv) {
   lrrt::cli::register_init(app);
 
   try {
+    lrrt::cli::check_environment();
     lrrt::cli::apply_default_timeout();  // before parsing: --timeout overrides it
-    lrrt::cli::check_host_threads_env();
-    lrrt::cli::check_host_devices_env();
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -39,14 +40,24 @@ struct RunArgs {
   double max_time_s = 15;
   uint32_t batch = 1;
   bool cold = false;
+  double sweep_time_s = -1;  // --sweep-time; -1: kDefaultHostSweepTimeS on host, no limit elsewhere
   bool noise_option_given = false;  // any of --max-noise, --min-samples, --min-time, --max-time
 };
 
-// One manifest of the command: a single manifest or a sweep with its states.
+// The time a sweep's states may spend being timed, in all, on the host
+// backend unless --sweep-time says otherwise: the bundled sweeps end within a
+// minute on a two-core machine (docs/manifest.md, "Sweeps").
+constexpr double kDefaultHostSweepTimeS = 20;
+
+// One manifest of the command: a single manifest or a sweep.
 struct RunEntry {
   std::string path;
   std::optional<tool::Sweep> sweep;
-  std::vector<tool::Manifest> manifests;  // one, or one per state
+  // The manifest; for a sweep its first state with the default values (it
+  // stands for the others in the write checks). The states are built one at
+  // a time when checked and when run.
+  std::vector<tool::Manifest> manifests;
+  tool::SweepCheck checked;  // a sweep's, once every state was checked
 };
 
 RunEntry load_run_entry(const std::string& path, const std::vector<tool::AxisOverride>& overrides, uint64_t max_states) {
@@ -60,12 +71,36 @@ RunEntry load_run_entry(const std::string& path, const std::vector<tool::AxisOve
   e.sweep = tool::load_sweep(path, overrides, max_states);
   try {
     tool::check_sweep(*e.sweep);
-    e.manifests.reserve(e.sweep->state_count);
-    for (uint64_t k = 0; k < e.sweep->state_count; ++k) e.manifests.push_back(e.sweep->state_manifest(k));
+    e.manifests.push_back(e.sweep->state_manifest(0));
   } catch (const tool::ManifestError& ex) {
     throw tool::InputError(path + ": " + ex.what());
   }
   return e;
+}
+
+// Every state of the sweep, on the backend that runs it, parsed and checked
+// one at a time (nothing kept but the names), before any state runs.
+void check_states(RunEntry& e, const std::string& backend, const CommonOptions& common) {
+  e.sweep->select_backend(backend);
+  if (e.sweep->state_count > tool::kDefaultMaxStates)
+    note(common, fmt::format("{}: checking {} states", e.path, e.sweep->state_count));
+  try {
+    e.checked = tool::check_sweep_states(*e.sweep, [](const tool::Manifest& m) {
+      tool::check_references(m);
+      tool::check_saves(m);
+    });
+  } catch (const tool::ManifestError& ex) {
+    throw tool::InputError(e.path + ": " + ex.what());
+  }
+}
+
+// Which axes take the backend's own values, for the note before a sweep.
+std::string backend_axes(const tool::Sweep& s) {
+  std::string out;
+  for (const auto& a : s.axes)
+    for (const auto& [b, v] : a.per_backend)
+      if (b == s.backend) out += (out.empty() ? "" : ", ") + a.name;
+  return out;
 }
 
 // The options of a run on any device (one, or each of --device all).
@@ -216,8 +251,9 @@ void run_command(const RunArgs& a) {
       if (overrides[i].name == overrides[j].name)
         throw tool::InputError(fmt::format("--axis {}: axis \"{}\" is given twice", overrides[i].text, overrides[i].name));
 
-  // Parse every manifest (every state of a sweep) before touching a device:
-  // input errors come first.
+  // Parse every manifest before touching a device: input errors come first
+  // (a sweep's states are checked once the backend that picks their values
+  // is known, still before anything runs).
   std::vector<RunEntry> entries;
   std::vector<tool::Manifest> all;  // every manifest, for the write checks
   for (const auto& path : a.manifests) {
@@ -265,11 +301,17 @@ void run_command(const RunArgs& a) {
   std::optional<lr_device_memory_info_t> memory;
   if (!on_host || any_sweep) memory = device.memory_info();
 
+  for (auto& e : entries)
+    if (e.sweep) check_states(e, device.backend(), a.common);
+
   tool::RunOptions opt = base_run_options(a, memory ? &*memory : nullptr);
   opt.note = [&](const std::string& s) { note(a.common, s); };
   opt.deferred_saves = &saves;  // written only when every manifest has run
 
-  StopSignals stop_signals;
+  // Only a sweep stops at a boundary (a state) on SIGINT/SIGTERM; a run of
+  // single manifests is ended by the signal at once, as any program.
+  std::optional<StopSignals> stop_signals;
+  if (any_sweep) stop_signals.emplace();
   const bool progress = !a.common.quiet && stderr_is_terminal();
   nlohmann::json runs = nlohmann::json::array();
   auto make_doc = [&](const nlohmann::json& run_list, bool complete, bool interrupted) {
@@ -310,15 +352,30 @@ void run_command(const RunArgs& a) {
                       << std::flush;
           };
         if (!a.common.output.empty())
-          so.state_done = [&](const nlohmann::json& partial) {
-            // -o holds the finished states at every moment (atomically
-            // replaced), marked incomplete until the end.
+          so.state_done = [&, last_write = std::optional<std::chrono::steady_clock::time_point>(),
+                           write_cost = std::chrono::steady_clock::duration()](const nlohmann::json& partial) mutable {
+            // -o holds the finished states (atomically replaced), marked
+            // incomplete until the end: after the first state, then at most
+            // once a second and with at most a tenth of the time spent
+            // rewriting it (a long sweep's document is large).
+            const auto now = std::chrono::steady_clock::now();
+            if (last_write && (now - *last_write < std::chrono::seconds(1) || now - *last_write < write_cost * 10))
+              return;
             nlohmann::json list = runs;
             list.push_back(partial);
             write_output_file(make_doc(list, false, false), a.common);
+            last_write = std::chrono::steady_clock::now();
+            write_cost = *last_write - now;
           };
+        so.time_budget_s = a.sweep_time_s >= 0 ? a.sweep_time_s : on_host ? kDefaultHostSweepTimeS : 0;
+        const std::string own = backend_axes(*e.sweep);
+        note(a.common, fmt::format("{}: {} states on {}{}{}", name, e.sweep->state_count, device.backend(),
+                                   own.empty() ? "" : fmt::format(" ({}'s own values of {})", device.backend(), own),
+                                   so.time_budget_s > 0 && a.iterations < 0
+                                       ? fmt::format(", timed within {:g} s in all (--sweep-time)", so.time_budget_s)
+                                       : ""));
         o.note = nullptr;  // one line per sweep, not per state
-        r = tool::run_sweep(*e.sweep, e.manifests, device, o, so);
+        r = tool::run_sweep(*e.sweep, e.checked, device, o, so);
         if (progress) std::cerr << "\r\033[K" << std::flush;
         note(a.common, fmt::format("{}: {} states, {} ran, {} skipped{}, verification {}", name, r["state_count"].get<uint64_t>(),
                                    r["states_run"].get<uint64_t>(), r["states_skipped"].get<uint64_t>(),
@@ -343,6 +400,7 @@ void run_command(const RunArgs& a) {
   if (interrupted || StopSignals::requested()) {
     // What finished, marked interrupted; saves are not written (the command
     // did not complete).
+    StopSignals::stopping();
     const nlohmann::json doc = make_doc(runs, false, true);
     std::cerr << fmt::format("lrrt run: interrupted{}\n", a.common.output.empty() ? "" : "; " + a.common.output + " holds the finished states, marked interrupted");
     emit_document(doc, a.common);
@@ -373,8 +431,15 @@ void register_run(CLI::App& app) {
       ->type_name("NAME=VALUES")
       ->allow_extra_args(false)  // one NAME=VALUES per --axis: a manifest after it stays a manifest
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--max-states", args->max_states, "Sweeps: most states allowed (default 10000); more is exit 2")
-      ->check(whole_number(1, 100000000, "states"));
+  sub->add_option("--max-states", args->max_states,
+                  "Sweeps: most states allowed (default 10000, at most 100000: the results hold every state); more is "
+                  "exit 2")
+      ->check(whole_number(1, tool::kMaxStatesLimit, "states"));
+  sub->add_option("--sweep-time", args->sweep_time_s,
+                  "Sweeps: seconds all states' timing may take in all; each state's --max-time is cut to its share of "
+                  "what is left (default 20 on the host backend, no limit on GPUs; 0: no limit). Printed before the "
+                  "sweep starts")
+      ->check(finite_number(0, 1e7, "SECONDS"));
   sub->add_option("--verify", args->verify,
                   "Sweeps: which states are verified: all (default: a kernel wrong at one size is what a sweep should "
                   "find), first (the first state that ran), none")
@@ -422,8 +487,15 @@ vary together): each state verified (--verify), timed until its noise is at most
 --max-noise (or a fixed --iterations), and reported as one row with the axis values
 as columns, with GB/s, elements/s and the share of the device's peak bandwidth. A
 state the device cannot run (a workgroup over its limit, buffers beyond its memory)
-is "skipped" with the reason and the sweep goes on. Ctrl-C stops after the current
-state: the results hold the finished states, marked interrupted (exit 130).
+is "skipped" with the reason and the sweep goes on. On the host backend the states'
+timing shares 20 s in all unless --sweep-time says otherwise (printed before the
+sweep starts), and an axis may give the host values of its own (docs/manifest.md).
+
+Ctrl-C (or SIGTERM) stops a sweep after the current state: the results hold the
+finished states, marked interrupted (exit 130, or 143). A state that does not end
+within 5 s of the signal (a long kernel) is not waited for: lrrt ends at once, as
+on a second signal, killed by that signal (-o keeps the states it held). A run
+without a sweep ends at once on the signal.
 
 Examples:
   lrrt run manifests/saxpy.json

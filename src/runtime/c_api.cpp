@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "env.hpp"
 #include "error.hpp"
 #include "graph/handles.hpp"
 #include "lrrt/formats/error.hpp"
@@ -165,7 +166,12 @@ const char* lr_version_string(void) { return LRRT_VERSION; }
 
 lr_status_t lr_set_wait_timeout_ms(uint64_t milliseconds) {
   return guard("lr_set_wait_timeout_ms", [&] {
-    if (milliseconds > uint64_t(INT64_MAX)) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "timeout too large");
+    // Beyond the limit the wait's nanoseconds would overflow (and wrap to a
+    // timeout at once).
+    if (milliseconds > uint64_t(lrrt::rt::kMaxWaitTimeoutMs))
+      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
+                 "timeout of {} ms is longer than the limit of {} ms (about 31 years; 0 waits forever)", milliseconds,
+                 lrrt::rt::kMaxWaitTimeoutMs);
     lrrt::rt::set_wait_timeout(std::chrono::milliseconds(static_cast<int64_t>(milliseconds)));
   });
 }
@@ -190,6 +196,22 @@ lr_status_t lr_get_wait_spin_us(uint64_t* microseconds) {
   return guard("lr_get_wait_spin_us", [&] {
     if (!microseconds) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "microseconds is NULL");
     *microseconds = static_cast<uint64_t>(lrrt::rt::wait_spin().count());
+  });
+}
+
+lr_status_t lr_check_environment(void) {
+  return guard("lr_check_environment", [] { lrrt::rt::env::check_all(); });
+}
+
+lr_status_t lr_get_environment_u64(const char* name, uint64_t* value, int* is_set) {
+  return guard("lr_get_environment_u64", [&] {
+    if (!name || !value || !is_set) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "name, value or is_set is NULL");
+    const lrrt::rt::env::Variable* v = lrrt::rt::env::find(name);
+    if (!v || (v->kind != lrrt::rt::env::Kind::Count && v->kind != lrrt::rt::env::Kind::Size))
+      LRRT_THROW(LR_ERROR_NOT_FOUND, "lrrt reads no number from an environment variable of that name");
+    const auto n = lrrt::rt::env::number(*v);
+    *is_set = n ? 1 : 0;
+    *value = n.value_or(0);
   });
 }
 

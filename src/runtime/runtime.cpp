@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "env.hpp"
 #include "error.hpp"
 #include "graph/handles.hpp"
 #include "wait.hpp"
@@ -59,6 +60,9 @@ Runtime* Runtime::instance() { return g_runtime.load(std::memory_order_acquire);
 void Runtime::initialize() {
   std::lock_guard lock(g_lifecycle_mutex);
   if (instance()) LRRT_THROW(LR_ERROR_ALREADY_INITIALIZED, "lr_init was already called");
+  // Every LRRT_* variable first: a bad one fails lr_init, naming it, before
+  // anything is made (not a device open or a copy later in the run).
+  env::check_all();
   read_wait_settings_from_env();
   g_runtime.store(new Runtime(), std::memory_order_release);
 }

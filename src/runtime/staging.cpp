@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #endif
 
+#include "env.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
 #include "wait.hpp"
@@ -24,45 +25,16 @@ namespace lrrt::rt {
 namespace {
 
 StagingMode mode_from_env() {
-  const char* v = std::getenv("LRRT_STAGING");
+  const auto v = env::text(env::kStaging);
   if (!v) return StagingMode::Auto;
-  std::string_view s(v);
-  if (s == "off" || s == "0" || s == "no") return StagingMode::Off;
-  if (s == "force") return StagingMode::Force;
+  if (*v == "off" || *v == "0" || *v == "no") return StagingMode::Off;
+  if (*v == "force") return StagingMode::Force;
   return StagingMode::Auto;
 }
 
 std::atomic<int>& mode_storage() {
   static std::atomic<int> mode{static_cast<int>(mode_from_env())};
   return mode;
-}
-
-// "1048576", "512K", "4M", "1G" (binary multiples).
-size_t env_size(const char* name, size_t fallback, size_t min, size_t max) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  unsigned long long n = std::strtoull(v, &end, 10);
-  std::string_view unit(end);
-  size_t scale = 1;
-  if (unit == "K" || unit == "k" || unit == "KiB") scale = size_t(1) << 10;
-  else if (unit == "M" || unit == "m" || unit == "MiB") scale = size_t(1) << 20;
-  else if (unit == "G" || unit == "g" || unit == "GiB") scale = size_t(1) << 30;
-  else if (!unit.empty()) scale = 0;
-  if (end == v || scale == 0 || n * scale < min || n * scale > max)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}='{}' is not a size from {} to {} bytes (e.g. 512K, 4M)", name, v,
-               min, max);
-  return static_cast<size_t>(n) * scale;
-}
-
-unsigned env_count(const char* name, unsigned fallback, unsigned max) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  unsigned long n = std::strtoul(v, &end, 10);
-  if (end == v || *end || n < 1 || n > max)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "{}='{}' is not a count from 1 to {}", name, v, max);
-  return static_cast<unsigned>(n);
 }
 
 unsigned default_lanes() {
@@ -111,19 +83,16 @@ void stream_sse2(std::byte* dst, const std::byte* src, size_t n) {
 
 StagingConfig StagingConfig::from_env() {
   StagingConfig c;
-  c.lanes = env_count("LRRT_STAGING_THREADS", 0, 64);
-  c.chunk_bytes = env_size("LRRT_STAGING_CHUNK", c.chunk_bytes, 4096, size_t(1) << 30);
+  c.lanes = static_cast<unsigned>(env::number(env::kStagingThreads).value_or(0));
+  c.chunk_bytes = static_cast<size_t>(env::number(env::kStagingChunk).value_or(c.chunk_bytes));
   c.min_chunk_bytes = std::min(c.min_chunk_bytes, c.chunk_bytes);
-  c.slots = env_count("LRRT_STAGING_SLOTS", c.slots, 64);
-  c.threshold = env_size("LRRT_STAGING_MIN", c.threshold, 1, SIZE_MAX);
-  if (std::getenv("LRRT_STAGING_POLL_US")) c.poll_us = env_count("LRRT_STAGING_POLL_US", 0, 100000);
-  if (const char* v = std::getenv("LRRT_STAGING_TRACE")) c.trace = *v && std::string_view(v) != "0";
-  if (const char* v = std::getenv("LRRT_STAGING_NT"); v && *v) {
-    std::string_view s(v);
-    if (s != "d2h" && s != "h2d" && s != "both" && s != "none")
-      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_STAGING_NT='{}' is not one of d2h, h2d, both, none", v);
-    c.nt_to_host = s == "d2h" || s == "both";
-    c.nt_to_device = s == "h2d" || s == "both";
+  c.slots = static_cast<unsigned>(env::number(env::kStagingSlots).value_or(c.slots));
+  c.threshold = static_cast<size_t>(env::number(env::kStagingMin).value_or(c.threshold));
+  if (const auto poll = env::number(env::kStagingPollUs)) c.poll_us = static_cast<unsigned>(*poll);
+  c.trace = env::flag(env::kStagingTrace, c.trace);
+  if (const auto nt = env::text(env::kStagingNt)) {
+    c.nt_to_host = *nt == "d2h" || *nt == "both";
+    c.nt_to_device = *nt == "h2d" || *nt == "both";
   }
   return c;
 }

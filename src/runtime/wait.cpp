@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "env.hpp"
 #include "error.hpp"
 
 namespace lrrt::rt {
@@ -16,6 +17,8 @@ namespace {
 using clock = std::chrono::steady_clock;
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
+
+static_assert(env::kWaitTimeoutMs.max == uint64_t(kMaxWaitTimeoutMs) && env::kWaitSpinUs.max == uint64_t(kMaxWaitSpinUs));
 
 std::atomic<int64_t> g_wait_timeout_ms{0};
 std::atomic<bool> g_wait_timeout_set{false};  // by lr_set_wait_timeout_ms
@@ -57,13 +60,12 @@ void set_wait_spin(std::chrono::microseconds spin) {
 }
 
 void read_wait_settings_from_env() {
-  const char* t = std::getenv("LRRT_WAIT_TIMEOUT_MS");
-  if (t && !g_wait_timeout_set.load())
-    g_wait_timeout_ms.store(static_cast<int64_t>(std::strtoull(t, nullptr, 10)));
-  const char* spin = std::getenv("LRRT_WAIT_SPIN_US");
-  if (spin && !g_wait_spin_set.load())
-    g_wait_spin_us.store(
-        static_cast<int64_t>(std::min<unsigned long long>(std::strtoull(spin, nullptr, 10), kMaxWaitSpinUs)));
+  // Both are read (and checked) even when a call set them: a bad value is an
+  // error whoever wins.
+  const auto timeout = env::number(env::kWaitTimeoutMs);
+  const auto spin = env::number(env::kWaitSpinUs);
+  if (timeout && !g_wait_timeout_set.load()) g_wait_timeout_ms.store(static_cast<int64_t>(*timeout));
+  if (spin && !g_wait_spin_set.load()) g_wait_spin_us.store(static_cast<int64_t>(*spin));
 }
 
 WaitStatus Waitable::spin(nanoseconds limit) {

@@ -25,6 +25,8 @@ namespace lrrt::rt {
 // The settings, process-wide. Zero timeout means forever.
 inline constexpr int64_t kDefaultWaitSpinUs = 2000;
 inline constexpr int64_t kMaxWaitSpinUs = 60'000'000;
+// Longest timeout (about 31 years): its nanoseconds still fit an int64.
+inline constexpr int64_t kMaxWaitTimeoutMs = 1'000'000'000'000;
 std::chrono::milliseconds wait_timeout();
 void set_wait_timeout(std::chrono::milliseconds timeout);
 std::chrono::microseconds wait_spin();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace lrrt::tool {
 
@@ -38,27 +39,24 @@ void check_sweep(const Sweep& s) {
                                  "manifest to save its outputs)");
 }
 
-namespace {
-
-// The kernel a sweep runs, or every kernel when "kernel" is an axis, in
-// first-seen order.
-std::string kernels_of(const std::vector<Manifest>& states) {
-  std::vector<std::string> seen;
-  for (const Manifest& m : states) {
-    const std::string k = m.sequence ? "sequence" : m.kernel;
-    if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
+SweepCheck check_sweep_states(const Sweep& s, const std::function<void(const Manifest&)>& check) {
+  SweepCheck c;
+  for (uint64_t k = 0; k < s.state_count; ++k) {
+    const Manifest m = s.state_manifest(k);
+    if (check) check(m);
+    if (k == 0) c.name = m.name;
+    const std::string kernel = m.sequence ? "sequence" : m.kernel;
+    if (std::find(c.kernels.begin(), c.kernels.end(), kernel) == c.kernels.end()) c.kernels.push_back(kernel);
   }
-  return fmt::format("{}", fmt::join(seen, ", "));
+  return c;
 }
 
-}  // namespace
-
-json run_sweep(const Sweep& s, const std::vector<Manifest>& states, const lrrt::Device& device, const RunOptions& options,
+json run_sweep(const Sweep& s, const SweepCheck& checked, const lrrt::Device& device, const RunOptions& options,
                const SweepRunOptions& so) {
   json result{{"manifest", s.path.string()},
-              {"name", states.empty() ? std::string() : states.front().name},
+              {"name", checked.name},
               {"kind", "sweep"},
-              {"kernel", kernels_of(states)},
+              {"kernel", fmt::format("{}", fmt::join(checked.kernels, ", "))},
               {"backend", device.backend()},
               {"device_index", device.index()},
               {"axes", sweep_axes_json(s)},
@@ -85,6 +83,7 @@ json run_sweep(const Sweep& s, const std::vector<Manifest>& states, const lrrt::
     if (!failed && !passed) v["reason"] = ran ? "no state was verified" : "no state ran";
     result["verification"] = v;
   };
+  const auto start = std::chrono::steady_clock::now();
   for (uint64_t k = 0; k < s.state_count; ++k) {
     if (so.stop_requested && so.stop_requested()) {
       result["interrupted"] = true;
@@ -94,12 +93,20 @@ json run_sweep(const Sweep& s, const std::vector<Manifest>& states, const lrrt::
     RunOptions opt = options;
     opt.unrunnable_as_skip = true;
     opt.timing.keep_samples = false;
+    if (so.time_budget_s > 0) {
+      // This state's share of what is left of the budget.
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double share = std::max(so.time_budget_s - spent, 0.0) / double(s.state_count - k);
+      // --min-time stays: a state that cannot reach it within its share
+      // reports "met": false, as any timeout.
+      opt.timing.max_time_s = std::min(opt.timing.max_time_s, std::max(share, kMinStateTimeS));
+    }
     if (so.stop_requested) opt.timing.should_stop = so.stop_requested;
     const bool verify_this = options.verify && (so.verify == SweepVerify::All || (so.verify == SweepVerify::First && !verified_one));
     opt.verify = verify_this;
     json entry;
     try {
-      json r = run_manifest(states[k], device, opt);
+      json r = run_manifest(s.state_manifest(k), device, opt);
       if (!result.contains("code_object") && r.contains("code_object")) {
         result["code_object"] = r["code_object"];
         result["code_object_entry"] = r["code_object_entry"];

@@ -99,13 +99,8 @@ TEST_CASE("host backend: LRRT_HOST_THREADS takes a whole number from 1 to 1024, 
   for (const auto& value : bad) {
     CAPTURE(value);
     EnvFor env("LRRT_HOST_THREADS", value.c_str());
-    lrrt::Runtime runtime;
-    // The device opens when first used (selected, here).
-    lr_device_t device{};
-    lr_status_t status = lr_device_select("host", 0, &device);
-    lr_device_properties_t props{};
-    if (status == LR_SUCCESS) status = lr_device_get_properties(device, &props);
-    CHECK(status == LR_ERROR_INVALID_ARGUMENT);
+    // lr_init checks every LRRT_* variable first (lr_check_environment).
+    REQUIRE(lr_init() == LR_ERROR_INVALID_ARGUMENT);
     const std::string message = lr_last_error_message();
     CHECK_MESSAGE(message.find("LRRT_HOST_THREADS='" + value + "'") != std::string::npos, message);
     CHECK_MESSAGE(message.find("from 1 to 1024") != std::string::npos, message);

@@ -170,3 +170,51 @@ TEST_CASE("sweep: sizes with suffixes") {
   CHECK_FALSE(parse_size_text("1.5K", v));
   CHECK_THROWS_AS(parse_size_text("17179869184G", v), InputError);
 }
+
+TEST_CASE("sweep: an axis gives a backend's own values, checked and counted on every backend") {
+  json axes = sweep_test_axes();
+  axes["n"] = {{"pow2", {10, 28}}, {"host", {"1K", "4M"}}};
+  axes["wg"] = {{"values", {64, 128, 256}}, {"cuda", {{"pow2", {5, 10}}}}};
+  const json doc = sweep_test_manifest(axes);
+  Sweep s = parse_sweep(doc, ".");
+  CHECK(s.state_count == 19 * 3);  // the defaults until a backend is chosen
+  Sweep host = s;
+  host.select_backend("host");
+  CHECK(host.state_count == 2 * 3);
+  CHECK(host.axes[1].values == std::vector<json>{1024, 4194304});
+  CHECK_FALSE(host.axes[1].pow2);
+  CHECK(host.state_values(5) == json{{"a", 2.5}, {"n", 4194304}, {"t", "f32"}, {"wg", 256}});
+  Sweep cuda = s;
+  cuda.select_backend("cuda");
+  CHECK(cuda.state_count == 19 * 6);
+  CHECK(cuda.axes[3].values.back() == 1024);
+  CHECK(cuda.axes[3].pow2);
+  Sweep hsa = s;
+  hsa.select_backend("hsa");  // no values of its own: the defaults
+  CHECK(hsa.state_count == 19 * 3);
+  CHECK(hsa.axes[1].values == s.axes[1].values);
+  // --axis replaces the axis on every backend.
+  Sweep over = parse_sweep(doc, ".", {parse_axis_override("n=[7,8,9]")});
+  over.select_backend("host");
+  CHECK(over.axes[1].values == std::vector<json>{7, 8, 9});
+
+  // Each backend's count is bounded, and zipped axes agree on every backend.
+  CHECK(sweep_error(doc, {}, 60).find("/axes: the sweep has 114 states (1 x 19 x 1 x 6) on cuda, more than the 60 allowed") !=
+        std::string::npos);
+  json zipped = sweep_test_manifest(axes);
+  zipped["axes"]["n"] = {{"values", {1, 2, 3}}, {"host", {1, 2}}};
+  zipped["zip"] = {{"n", "wg"}};
+  CHECK(sweep_error(zipped).find("/zip/0/1: axis \"wg\" has 3 values on host, \"n\" has 2") != std::string::npos);
+  // Hostile axis objects.
+  json bad = sweep_test_manifest(axes);
+  bad["axes"]["n"] = {{"host", {1}}};
+  CHECK(sweep_error(bad).find("/axes/n: an axis object needs its default values") != std::string::npos);
+  bad["axes"]["n"] = {{"values", {1}}, {"rocm", {1}}};
+  CHECK(sweep_error(bad).find("/axes/n/rocm: unknown field \"rocm\": an axis object has") != std::string::npos);
+  bad["axes"]["n"] = {{"values", {1}}, {"pow2", {1, 2}}};
+  CHECK(sweep_error(bad).find("an axis has \"values\" or \"pow2\", not both") != std::string::npos);
+  bad["axes"]["n"] = {{"values", {1}}, {"host", json::array()}};
+  CHECK(sweep_error(bad).find("/axes/n/host: an axis needs at least one value") != std::string::npos);
+  bad["axes"]["n"] = {{"values", 5}};
+  CHECK(sweep_error(bad).find("/axes/n/values: expected a list of values") != std::string::npos);
+}

@@ -17,14 +17,29 @@
 
 namespace lrrt::bundle {
 
-// Most states a sweep may have unless the caller raises it (--max-states).
+// Most states a sweep may have unless the caller raises it (--max-states),
+// and the most it may be raised to: the results hold every state (a few KB
+// each), and the states are checked one by one before the first runs.
 inline constexpr uint64_t kDefaultMaxStates = 10000;
+inline constexpr uint64_t kMaxStatesLimit = 100000;
+
+// The backends an axis may give values of its own ({"pow2": [10, 28],
+// "host": {"pow2": [10, 20]}}).
+inline constexpr const char* kSweepBackends[] = {"host", "hsa", "cuda"};
+
+struct SweepAxisValues {
+  std::vector<nlohmann::json> values;  // numbers (sizes resolved: "64K" = 65536) or strings
+  bool pow2 = false;                   // declared as powers of two (values are the powers)
+};
 
 struct SweepAxis {
   std::string name;
-  std::vector<nlohmann::json> values;  // numbers (sizes resolved: "64K" = 65536) or strings
-  bool pow2 = false;                   // declared as powers of two (values are the powers)
+  std::vector<nlohmann::json> values;  // the values in use (the default's until select_backend)
+  bool pow2 = false;
   std::string pointer;                 // "/axes/<name>"
+  // Values of one backend instead of the default ("host" -> ...); none when
+  // --axis replaced the axis.
+  std::vector<std::pair<std::string, SweepAxisValues>> per_backend;
 };
 
 // --axis NAME=[...] / NAME[pow2]=[...]: replaces the axis's values.
@@ -42,6 +57,12 @@ struct Sweep {
   std::vector<SweepAxis> axes;     // in name order; the last varies fastest
   std::vector<std::vector<size_t>> groups;  // axes that vary together (a zip, or one axis), in order of their first axis
   uint64_t state_count = 0;
+  std::string backend;             // whose axis values are in use ("" = the defaults)
+  uint64_t max_states = kDefaultMaxStates;
+
+  // Uses `backend`'s values of every axis that has its own (the defaults
+  // otherwise) and recounts the states. parse_sweep checked every backend's.
+  void select_backend(const std::string& backend);
 
   // The value index of every axis in state k (0 <= k < state_count).
   std::vector<size_t> state(uint64_t k) const;
@@ -60,9 +81,10 @@ struct Sweep {
 bool is_sweep(const nlohmann::json& doc);
 
 // Parses "axes" and "zip", applies the overrides, checks every {"axis"} node
-// names a declared axis and every axis is used, and counts the states
-// (ManifestError naming the field; more than max_states is an error naming
-// /axes). Does not parse the states' manifests.
+// names a declared axis and every axis is used, and counts the states, for
+// the default values and each backend's (ManifestError naming the field; more
+// than max_states is an error naming /axes). Does not parse the states'
+// manifests: Sweep::state_manifest(k) builds one when it is needed.
 Sweep parse_sweep(const nlohmann::json& doc, const std::filesystem::path& base_dir,
                   const std::vector<AxisOverride>& overrides = {}, uint64_t max_states = kDefaultMaxStates);
 Sweep load_sweep(const std::filesystem::path& path, const std::vector<AxisOverride>& overrides = {},

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "cuda_event.hpp"
+#include "env.hpp"
 #include "cuda_executable.hpp"
 #include "cuda_graph.hpp"
 #include "cuda_queue.hpp"
@@ -43,7 +44,8 @@ SyncMode sync_mode(const char* setting) {
 
 CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), device_(device) {
   // First: a bad LRRT_CUDA_SYNC throws before anything is made.
-  const SyncMode asked_sync = cuda::sync_mode(std::getenv("LRRT_CUDA_SYNC"));
+  const auto sync_setting = env::text(env::kCudaSync);
+  const SyncMode asked_sync = cuda::sync_mode(sync_setting ? sync_setting->c_str() : nullptr);
   const CudaSymbols& s = cu();
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDevicePrimaryCtxRetain(&context_, device_));
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuCtxSetCurrent(context_));
@@ -57,8 +59,7 @@ CudaDevice::CudaDevice(uint32_t ordinal, CUdevice device) : ordinal_(ordinal), d
   int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   sm_ = static_cast<uint32_t>(major * 10 + minor);
-  const char* pdl = std::getenv("LRRT_CUDA_PDL");
-  pdl_ = sm_ >= 90 && !(pdl && std::string(pdl) == "0");
+  pdl_ = sm_ >= 90 && env::flag(env::kCudaPdl, true);
   size_t total = 0;
   LRRT_CUDA_CHECK(s, LR_ERROR_RUNTIME, cuDeviceTotalMem(&total, device_));
 

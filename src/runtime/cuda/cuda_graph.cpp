@@ -13,6 +13,7 @@
 
 #include "cuda_device.hpp"
 #include "cuda_executable.hpp"
+#include "env.hpp"
 #include "cuda_queue.hpp"
 #include "error.hpp"
 #include "wait.hpp"
@@ -141,8 +142,8 @@ struct GraphKnobs {
   bool spin_event() const { return completion == Completion::NodeSpin || completion == Completion::RecordSpin; }
   static GraphKnobs read() {
     GraphKnobs k;
-    if (const char* c = std::getenv("LRRT_CUDA_GRAPH_COMPLETION"); c && *c) {
-      const std::string v = c;
+    if (const auto setting = env::text(env::kCudaGraphCompletion)) {
+      const std::string& v = *setting;
       if (v == "deferred") k.completion = Completion::Deferred;
       else if (v == "node") k.completion = Completion::Node;
       else if (v == "node-spin") k.completion = Completion::NodeSpin;
@@ -152,8 +153,8 @@ struct GraphKnobs {
         LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
                    "LRRT_CUDA_GRAPH_COMPLETION='{}': expected deferred, node, node-spin, record or record-spin", v);
     }
-    if (const char* c = std::getenv("LRRT_CUDA_GRAPH_CONTEXT"); c && std::string(c) == "0") k.make_current = false;
-    if (const char* c = std::getenv("LRRT_CUDA_GRAPH_KERNEL_PARAMS"); c && std::string(c) == "1") k.kernel_params = true;
+    k.make_current = env::flag(env::kCudaGraphContext, true);
+    k.kernel_params = env::flag(env::kCudaGraphKernelParams, false);
     return k;
   }
 };

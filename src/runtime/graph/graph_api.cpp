@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "env.hpp"
 #include "graph/handles.hpp"
 #include "runtime.hpp"
 
@@ -25,15 +26,8 @@ void check_max_in_flight(uint64_t count, const char* what) {
 
 // LRRT_GRAPH_MAX_IN_FLIGHT: the bound for execs instantiated while it is set.
 uint32_t default_max_in_flight() {
-  const char* v = std::getenv("LRRT_GRAPH_MAX_IN_FLIGHT");
-  if (!v || !*v) return LR_GRAPH_DEFAULT_MAX_IN_FLIGHT;
-  char* end = nullptr;
-  const unsigned long count = std::strtoul(v, &end, 10);
-  if (*end || *v == '-' || count == 0)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_GRAPH_MAX_IN_FLIGHT='{}' is not a count of replays (1 to {})", v,
-               kMaxInFlight);
-  check_max_in_flight(count, "LRRT_GRAPH_MAX_IN_FLIGHT");
-  return uint32_t(count);
+  static_assert(env::kGraphMaxInFlight.max == kMaxInFlight);
+  return static_cast<uint32_t>(env::number(env::kGraphMaxInFlight).value_or(LR_GRAPH_DEFAULT_MAX_IN_FLIGHT));
 }
 
 // The plan as lr_graph_exec_get_plan returns it (call with exec->mutex held
@@ -79,13 +73,9 @@ void check_launch_limits(const graph::Graph& g, const DeviceProperties& props) {
 
 // LRRT_TEST_DROP_EDGE=<index>: test-only negative control (graph.hpp).
 std::optional<uint32_t> drop_edge_for_test() {
-  const char* v = std::getenv("LRRT_TEST_DROP_EDGE");
-  if (!v || !*v) return std::nullopt;
-  char* end = nullptr;
-  unsigned long index = std::strtoul(v, &end, 10);
-  if (*end || index > UINT32_MAX)
-    LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "LRRT_TEST_DROP_EDGE='{}' is not an edge index", v);
-  return uint32_t(index);
+  const auto index = env::number(env::kTestDropEdge);
+  if (!index) return std::nullopt;
+  return static_cast<uint32_t>(*index);
 }
 
 }  // namespace

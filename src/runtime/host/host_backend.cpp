@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "env.hpp"
 #include "error.hpp"
 #include "host_device.hpp"
 
@@ -22,14 +23,11 @@ class HostBackend final : public Backend {
   std::string_view name() const override { return "host"; }
   BackendStatus initialize() override {
     count_ = 1;
-    if (const char* env = std::getenv("LRRT_HOST_DEVICES"); env && *env) {
-      const std::string_view text = env;
-      const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string_view::npos;
-      const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
-      if (v < 1 || v > kMaxHostDevices)
-        return {false, fmt::format("LRRT_HOST_DEVICES='{}' is not a whole number of devices from 1 to {}",
-                                   text.substr(0, 64), kMaxHostDevices)};
-      count_ = static_cast<uint32_t>(v);
+    static_assert(env::kHostDevices.max == kMaxHostDevices);
+    try {
+      if (const auto devices = env::number(env::kHostDevices)) count_ = static_cast<uint32_t>(*devices);
+    } catch (const Error& e) {
+      return {false, e.what()};
     }
     return {true, fmt::format("CPU device with {} hardware threads; runs *.host.so kernels{}",
                               std::thread::hardware_concurrency(),

@@ -13,6 +13,7 @@
 #include <system_error>
 #include <thread>
 
+#include "env.hpp"
 #include "error.hpp"
 #include "host_dispatch.hpp"
 #include "host_event.hpp"
@@ -41,17 +42,8 @@ std::string host_arch() {
 // check_host_threads_env) so that a bad value is an input error, exit 2.
 uint32_t core_count() {
   unsigned n = std::thread::hardware_concurrency();
-  if (const char* env = std::getenv("LRRT_HOST_THREADS"); env && *env) {
-    const std::string_view text = env;
-    const bool digits = text.size() <= 9 && text.find_first_not_of("0123456789") == std::string_view::npos;
-    const unsigned long v = digits ? std::strtoul(env, nullptr, 10) : 0;
-    if (v < 1 || v > kMaxHostThreads)
-      LRRT_THROW(LR_ERROR_INVALID_ARGUMENT,
-                 "LRRT_HOST_THREADS='{}' is not a whole number of threads from 1 to {}; unset it for one thread "
-                 "per core",
-                 text.substr(0, 64), kMaxHostThreads);
-    n = static_cast<unsigned>(v);
-  }
+  static_assert(env::kHostThreads.max == kMaxHostThreads);
+  if (const auto threads = env::number(env::kHostThreads)) n = static_cast<unsigned>(*threads);
   return n ? n : 1;
 }
 

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "env.hpp"
 #include "error.hpp"
 #include "host_device.hpp"
 #include "host_dispatch.hpp"
@@ -25,10 +26,7 @@ namespace {
 
 using graph::NodeKind;
 
-bool worst_order_requested() {
-  const char* v = std::getenv("LRRT_TEST_WORST_ORDER");
-  return v && *v && std::string_view(v) != "0";
-}
+bool worst_order_requested() { return env::flag(env::kTestWorstOrder, false); }
 
 // The pattern (its low `pattern_size` bytes, in memory order) over
 // [dst, dst + size): one copy, then doubling copies of what is written.
