@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -419,12 +420,16 @@ inline void launch(const Queue& queue, const Kernel& kernel, const LaunchConfig&
   check(lr_launch_on_queue(queue.get(), kernel.get(), &config, args.data(), args.size()),
         "lr_launch_on_queue");
 }
-// Launches with a trivially copyable struct holding the arguments.
+// Launches with a trivially copyable struct holding the arguments. (A
+// container is no such struct: a std::vector of packed bytes goes to the
+// span overload above, not as its own 24 bytes.)
 template <typename Args>
+  requires std::is_trivially_copyable_v<Args>
 void launch(const Kernel& kernel, const LaunchConfig& config, const Args& args) {
   launch(kernel, config, std::as_bytes(std::span<const Args>(&args, 1)));
 }
 template <typename Args>
+  requires std::is_trivially_copyable_v<Args>
 void launch(const Queue& queue, const Kernel& kernel, const LaunchConfig& config, const Args& args) {
   launch(queue, kernel, config, std::as_bytes(std::span<const Args>(&args, 1)));
 }
