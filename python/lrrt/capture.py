@@ -40,8 +40,8 @@ class CaptureError(RuntimeError):
 
 def derived_accesses(kernel, args):
     """The accesses a captured launch is recorded with: None = k.record's
-    default, every pointer argument read-write. The one place to switch to
-    derived access (issue 40 part 1) once the C ABI offers it."""
+    default, each pointer argument's access as lrrt's Triton IR analysis
+    proves it (read, write, else read-write; docs/access.md)."""
     return None
 
 

@@ -9,7 +9,7 @@ import re
 import struct
 from pathlib import Path
 
-from . import Graph, Module, address_of, launch_config, READ_WRITE
+from . import Graph, Module, address_of, launch_config, READ, WRITE, READ_WRITE
 from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, whole
 from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
 from ._launcher import bound_launcher
@@ -268,10 +268,12 @@ class TritonKernel:
 
     def record(self, graph, grid, *args, accesses=None):
         """Adds the launch to an lrrt Graph. accesses: (arg, mode) pairs;
-        default: every pointer argument read-write."""
+        default: each pointer argument's access as the entry's IR proves it
+        (lrrt's Triton IR analysis, docs/access.md: read, write, else
+        read-write), over its whole allocation."""
         grid, block, shared = self.config(grid)
         if accesses is None:
-            accesses = [(address_of(a), READ_WRITE, 0, 0, a) for p, a in zip(self.params, args) if p["pointer"]]
+            accesses = [(address_of(a), derived_mode(p), 0, 0, a) for p, a in zip(self.params, args) if p["pointer"]]
         else:
             accesses = [(address_of(a), m, 0, 0, a) for a, m in accesses]
         for a in args:
@@ -285,6 +287,15 @@ class TritonKernel:
             return self._bound[(grid, None)]
         except (KeyError, TypeError):
             return self._bound_for(grid, None)
+
+
+_DERIVED_MODES = {"read": READ, "write": WRITE}
+
+
+def derived_mode(param):
+    """The access mode lrrt proved for a pointer parameter (its description's
+    "access", from the Triton IR analysis); read-write when unproven."""
+    return _DERIVED_MODES.get(param.get("access"), READ_WRITE)
 
 
 def load(device, entry):

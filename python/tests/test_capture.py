@@ -106,26 +106,44 @@ def fake(dev, vadd, monkeypatch):
     return ck
 
 
+# The tensors: lrrt buffers on the host device (lrrt's Triton path refuses
+# bare numpy arrays: host memory no guard covers). A is their contents.
+def _host_buffer(a):
+    return lrrt.Device.select("host").buffer_from(a)
+
+
 def ints(n):
-    return rng.integers(-1000, 1000, n).astype(np.float32)  # sums exact in f32
+    return _host_buffer(rng.integers(-1000, 1000, n).astype(np.float32))  # sums exact in f32
+
+
+def nans(n):
+    return _host_buffer(np.full(n, np.nan, np.float32))
+
+
+def zeros(n):
+    return _host_buffer(np.zeros(n, np.float32))
+
+
+def A(b):
+    return np.asarray(b)
 
 
 def test_capture_records_and_replays_the_program(dev, fake):
     n = int(rng.integers(1000, 3000))
     x, y = ints(n), ints(n)
-    t, u, v, w = (np.full(n, np.nan, np.float32) for _ in range(4))
+    t, u, v, w = (nans(n) for _ in range(4))
     original_call = FakeLauncher.__call__
     with lrrt.triton.capture(dev, check=False) as g:
-        fake.launch(n, x, y, t)        # t = x + y
-        fake.launch(n, t, x, u)        # u = t + x
-        fake.launch(n, u, t, v)        # v = u + t
-        fake.run((n + BLOCK - 1) // BLOCK, 1, 1, 0, 1, None, None, None, None, v, y, w, n, BLOCK)  # w = v + y
+        fake.launch(n, x, y, t)        # t = A(x) + A(y)
+        fake.launch(n, t, x, u)        # u = A(t) + A(x)
+        fake.launch(n, u, t, v)        # v = A(u) + A(t)
+        fake.run((n + BLOCK - 1) // BLOCK, 1, 1, 0, 1, None, None, None, None, v, y, w, n, BLOCK)  # w = A(v) + A(y)
     assert FakeLauncher.__call__ is original_call  # the hook is gone
     # The block's eager run produced the results.
-    tt = x + y
-    uu = tt + x
+    tt = A(x) + A(y)
+    uu = tt + A(x)
     vv = uu + tt
-    ww = vv + y
+    ww = vv + A(y)
     for got, want in ((t, tt), (u, uu), (v, vv), (w, ww)):
         assert np.array_equal(got, want)
     grid = ((n + BLOCK - 1) // BLOCK, 1, 1)
@@ -135,7 +153,7 @@ def test_capture_records_and_replays_the_program(dev, fake):
     ex = g.instantiate()
     for _ in range(2):
         for a in (t, u, v, w):
-            a[:] = np.nan
+            a.numpy()[:] = np.nan
         ex.replay()
         for got, want in ((t, tt), (u, uu), (v, vv), (w, ww)):
             assert np.array_equal(got, want)
@@ -143,21 +161,21 @@ def test_capture_records_and_replays_the_program(dev, fake):
     before = FakeLauncher.calls
     fake.launch(n, x, x, t)
     assert FakeLauncher.calls == before + 1 and len(g.launches) == 4
-    assert np.array_equal(t, x + x)
+    assert np.array_equal(t, A(x) + A(x))
 
 
 def test_capture_finds_a_launcher_bound_before_it(dev, fake):
     """Inductor binds `binary.run` once and calls the launcher directly: the
     compiled kernel is found among live objects."""
     n = 777
-    x, y, out = ints(n), ints(n), np.full(n, np.nan, np.float32)
+    x, y, out = ints(n), ints(n), nans(n)
     runner = fake.run  # bound before the capture, as Inductor's launchers are
     with lrrt.triton.capture(dev, check=False) as g:
         runner(7, 1, 1, 0, 1, None, None, None, None, x, y, out, n, BLOCK)
-    assert np.array_equal(out, x + y)
-    out[:] = np.nan
+    assert np.array_equal(out, A(x) + A(y))
+    out.numpy()[:] = np.nan
     g.instantiate().replay()
-    assert np.array_equal(out, x + y)
+    assert np.array_equal(out, A(x) + A(y))
     assert g.launches == [("add_kernel", (7, 1, 1))]
 
 
@@ -180,7 +198,7 @@ class Reporting:
 
 def test_capture_refuses_work_a_watcher_saw(dev, fake, monkeypatch):
     n = 500
-    x, y, out = ints(n), ints(n), np.zeros(n, np.float32)
+    x, y, out = ints(n), ints(n), zeros(n)
     w = Reporting("Memcpy HtoD (Pageable -> Device) (x1) ran on the device but is not a recorded Triton launch")
     monkeypatch.setattr(cap_mod.Capture, "_make_watchers", lambda self: [w])
     with pytest.raises(lrrt.triton.CaptureError, match=r"refused: Memcpy HtoD"):
@@ -231,7 +249,7 @@ def test_captures_do_not_nest(dev, fake):
 
 def test_launch_from_another_thread_refused(dev, fake):
     n = 300
-    x, y, out = ints(n), ints(n), np.zeros(n, np.float32)
+    x, y, out = ints(n), ints(n), zeros(n)
     errors = []
 
     def other():
@@ -284,9 +302,31 @@ def test_static_cuda_launcher_refused(dev, fake, monkeypatch):
     assert len(ran) == 1
 
 
-def test_derived_accesses_default_is_every_pointer_read_write():
-    # The one switch to derived access (issue 40 part 1): today the default.
-    assert cap_mod.derived_accesses(None, []) is None
+def test_record_derives_each_pointers_access_from_the_ir(dev, vadd):
+    # No accesses given: x and y as read, out as written, as lrrt's Triton IR
+    # analysis proves them for add_kernel (a wider mode is safe, a narrower
+    # one would drop a fence: the replay test above checks the chain).
+    assert cap_mod.derived_accesses(None, []) is None  # capture records k.record's default
+    k = host_triton_kernel(dev, vadd)
+    assert [(p["name"], p.get("access")) for p in k.params if p["pointer"]] == \
+        [("x_ptr", "read"), ("y_ptr", "read"), ("out_ptr", "write")]
+    n = int(rng.integers(100, 300))
+    x, y, out = ints(n), ints(n), nans(n)
+    seen = []
+
+    class Spy:
+        def use(self, a):
+            pass
+
+        def add_kernel(self, kernel, grid, block, data, accesses=(), shared=0):
+            seen.extend((a[0], a[1]) for a in accesses)
+            return 0
+    k.record(Spy(), ((n + BLOCK - 1) // BLOCK,), x, y, out, n)
+    addr = lrrt.address_of
+    assert seen == [(addr(x), lrrt.READ), (addr(y), lrrt.READ), (addr(out), lrrt.WRITE)]
+    # Unproven parameters stay read-write.
+    assert lrrt.triton.derived_mode({"pointer": True}) == lrrt.READ_WRITE
+    assert lrrt.triton.derived_mode({"pointer": True, "access": "read_write"}) == lrrt.READ_WRITE
 
 
 def test_through_triton_launcher_classes(dev, vadd, monkeypatch):
@@ -311,17 +351,17 @@ def test_through_triton_launcher_classes(dev, vadd, monkeypatch):
     monkeypatch.setattr(cap_mod, "_load_kernel", lambda device, compiled: host_triton_kernel(device, vadd))
     call, run = CudaLauncher.__dict__["__call__"], CompiledKernel.__dict__["run"]
     n = int(rng.integers(2000, 4000))
-    x, y, t, u = ints(n), ints(n), np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+    x, y, t, u = ints(n), ints(n), nans(n), nans(n)
     grid = ((n + BLOCK - 1) // BLOCK, 1, 1)
     with lrrt.triton.capture(dev, check=False) as g:
         ck[grid](x, y, t, n, BLOCK, stream=0)
         ck[grid](t, y, u, n, BLOCK, stream=0)
     assert CudaLauncher.__dict__["__call__"] is call and CompiledKernel.__dict__["run"] is run
     assert launches == [grid, grid] and g.launches == [("add_kernel", grid)] * 2
-    assert np.array_equal(u, x + y + y)
-    t[:], u[:] = np.nan, np.nan
+    assert np.array_equal(u, A(x) + A(y) + A(y))
+    t.numpy()[:], u.numpy()[:] = np.nan, np.nan
     g.instantiate().replay()
-    assert np.array_equal(t, x + y) and np.array_equal(u, x + y + y)
+    assert np.array_equal(t, A(x) + A(y)) and np.array_equal(u, A(x) + A(y) + A(y))
     assert isinstance(getattr(launcher, "_lrrt_compiled", None), weakref.ref)
 
 
@@ -405,17 +445,17 @@ def test_launch_on_another_device_refused(dev, fake, monkeypatch):
     """A Triton launch on another device than the capture's would replay on
     the wrong one: refused at the launch, nothing run."""
     n = 256
-    x, y, out = ints(n), ints(n), np.zeros(n, np.float32)
+    x, y, out = ints(n), ints(n), zeros(n)
     monkeypatch.setattr(cap_mod, "_launch_device", lambda: dev.properties["backend_ordinal"] + 1)
     before = FakeLauncher.calls
     with pytest.raises(lrrt.triton.CaptureError, match=r"on device 1, not the capture's device 0"):
         with lrrt.triton.capture(dev, check=False):
             fake.launch(n, x, y, out)
-    assert FakeLauncher.calls == before and not out.any()
+    assert FakeLauncher.calls == before and not A(out).any()
     monkeypatch.setattr(cap_mod, "_launch_device", lambda: dev.properties["backend_ordinal"])
     with lrrt.triton.capture(dev, check=False) as g:
         fake.launch(n, x, y, out)
-    assert len(g.launches) == 1 and np.array_equal(out, x + y)
+    assert len(g.launches) == 1 and np.array_equal(out, A(x) + A(y))
 
 
 def test_triton_interpreter_refused(dev, monkeypatch):
