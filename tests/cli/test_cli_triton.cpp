@@ -315,10 +315,11 @@ TEST_CASE("triton: a wrong-typed field or a parameter name that is not UTF-8 is 
             std::string::npos);
       CHECK(r.err.find("json.exception") == std::string::npos);
     }
+    fs::remove_all(e);
   }
   {  // A parameter name with the byte ff (json dump threw type_error.316).
     const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
-    replace_in_file(e / "add_kernel.ttir", "loc(\"y_ptr\"", "loc(\"y\xff\"");
+    replace_in_file(e / "add_kernel.ttir", "i32} loc(\"y_ptr\"", "i32} loc(\"y\xff\"");
     for (const char* cmd : {"inspect", "init"}) {
       const Result r = run_lrrt(dir, {cmd, e.string()});
       CHECK(r.rc == 2);
@@ -329,6 +330,7 @@ TEST_CASE("triton: a wrong-typed field or a parameter name that is not UTF-8 is 
     const Result r = run_manifest(dir, dir / "m.json");
     CHECK(r.rc == 2);
     CHECK(r.err.find("is not valid UTF-8") != std::string::npos);
+    fs::remove_all(e);
   }
   {  // A kernel name that would leave the folder.
     const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
@@ -342,7 +344,7 @@ TEST_CASE("triton: a wrong-typed field or a parameter name that is not UTF-8 is 
 TEST_CASE("triton: two parameters of one name are refused by init and run") {
   TempDir dir;
   const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
-  replace_in_file(e / "add_kernel.ttir", "loc(\"y_ptr\"", "loc(\"x_ptr\"");
+  replace_in_file(e / "add_kernel.ttir", "i32} loc(\"y_ptr\"", "i32} loc(\"x_ptr\"");
   const Result init = run_lrrt(dir, {"init", e.string()});
   CHECK(init.rc == 2);
   CHECK(init.err.find("parameters 0 and 1 of @add_kernel are both named \"x_ptr\"") != std::string::npos);

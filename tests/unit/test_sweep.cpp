@@ -203,7 +203,7 @@ TEST_CASE("sweep: an axis gives a backend's own values, checked and counted on e
         std::string::npos);
   json zipped = sweep_test_manifest(axes);
   zipped["axes"]["n"] = {{"values", {1, 2, 3}}, {"host", {1, 2}}};
-  zipped["zip"] = {{"n", "wg"}};
+  zipped["zip"] = json::array({json::array({"n", "wg"})});
   CHECK(sweep_error(zipped).find("/zip/0/1: axis \"wg\" has 3 values on host, \"n\" has 2") != std::string::npos);
   // Hostile axis objects.
   json bad = sweep_test_manifest(axes);
