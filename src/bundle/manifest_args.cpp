@@ -17,13 +17,7 @@ namespace fs = std::filesystem;
 
 namespace manifest_parse {
 
-namespace {
-
-void encode_scalar(ArgSpec& a) {
-  a.bytes.fill(std::byte{0});
-  store_element(a.type, a.bytes.data(), 0, a.value);
-}
-
+// The one reading of an "access" field (a buffer's, or a step argument's).
 Access parse_access(const json& v, const std::string& ptr) {
   std::string s = get_string(v, ptr);
   if (s == "read") return Access::Read;
@@ -31,6 +25,14 @@ Access parse_access(const json& v, const std::string& ptr) {
   if (s == "read_write") return Access::ReadWrite;
   throw ManifestError(ptr, fmt::format("unknown access \"{}\" (expected read, write or read_write)", printable(s, 40)));
 }
+
+namespace {
+
+void encode_scalar(ArgSpec& a) {
+  a.bytes.fill(std::byte{0});
+  store_element(a.type, a.bytes.data(), 0, a.value);
+}
+
 
 }  // namespace
 

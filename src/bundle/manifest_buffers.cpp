@@ -190,13 +190,7 @@ void parse_buffers(Manifest& m, const json& v, const std::string& ptr) {
       throw ManifestError(count ? o.ptr("count") : o.ptr("shape"),
                           fmt::format("{} elements of {} overflow a 64-bit byte size", b.count, dtype_name(b.type)));
     b.bytes = b.count * esize;
-    if (auto* a = o.opt("access")) {
-      std::string s = get_string(*a, o.ptr("access"));
-      if (s == "read") b.access = Access::Read;
-      else if (s == "write") b.access = Access::Write;
-      else if (s == "read_write") b.access = Access::ReadWrite;
-      else throw ManifestError(o.ptr("access"), fmt::format("unknown access \"{}\" (expected read, write or read_write)", s));
-    }
+    if (auto* a = o.opt("access")) b.access = parse_access(*a, o.ptr("access"));
     if (auto* d = o.opt("description")) (void)get_string(*d, o.ptr("description"), true);
     m.buffers.push_back(std::move(b));
     // init may refer to files relative to the manifest; parsed after the name is known.

@@ -83,6 +83,8 @@ void parse_save(Manifest& m, const json& v, const std::string& ptr);
 
 // ---- Arguments and launch (manifest_args.cpp) -----------------------------
 
+// "read", "write" or "read_write": a buffer's declared access or a step argument's.
+Access parse_access(const json& v, const std::string& ptr);
 void parse_range(const BufferSpec& b, const json& v, const std::string& ptr, uint64_t& offset, uint64_t& bytes);
 void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::vector<ArgSpec>& out,
                 const std::string* step = nullptr);

@@ -232,6 +232,20 @@ TEST_CASE("manifest: errors name the field with a JSON pointer") {
   }
 }
 
+// A buffer's access and a step argument's are read by one function
+// (manifest_parse::parse_access): both quote a hostile value bounded.
+TEST_CASE("manifest: an unknown buffer access is quoted bounded, as a step argument's is") {
+  json j = base();
+  const std::string hostile(5000, 'w');
+  j["buffers"][0]["access"] = hostile;
+  std::string message;
+  CHECK(error_pointer(j, &message) == "/buffers/0/access");
+  CAPTURE(message);
+  CHECK(message.find("unknown access") != std::string::npos);
+  CHECK(message.find("expected read, write or read_write") != std::string::npos);
+  CHECK(message.size() < 300);
+}
+
 TEST_CASE("manifest: pointer tokens escape / and ~") {
   CHECK(pointer_token("a/b~c") == "a~1b~0c");
 }
