@@ -22,7 +22,25 @@ namespace {
 
 // ---- Sequences (docs/manifest.md, "Sequences") -----------------------------
 
-void parse_kernels(Sequence& seq, const json& v, const std::string& ptr) {
+// A sequence's kernels are code objects; a Triton cache entry (its folder or
+// its <name>.json) is not yet one of them: say so where it is named, rather
+// than "code object not found" later.
+void refuse_triton_entry(const std::map<std::string, std::string>& code_object, const fs::path& base_dir,
+                         const std::string& ptr) {
+  for (const auto& [backend, written] : code_object) {
+    fs::path p = written;
+    if (written.rfind("@kernels/", 0) == 0) continue;
+    if (p.is_relative()) p = base_dir / p;
+    std::error_code ec;
+    if (p.extension() == ".json" || fs::is_directory(p, ec))
+      throw ManifestError(ptr, fmt::format("{} is a Triton cache entry; sequences take compiled code objects only: "
+                                           "run the entry as a manifest of its own (\"code_object\": \"{}\"), or name "
+                                           "the entry's binary (.cubin, .hsaco) here with its kernel and arguments",
+                                           written, written));
+  }
+}
+
+void parse_kernels(Sequence& seq, const json& v, const std::string& ptr, const fs::path& base_dir) {
   if (!v.is_object() || v.empty())
     throw ManifestError(ptr, "expected an object {\"alias\": {\"code_object\": ..., \"kernel\": ...}, ...}, got " + describe(v));
   for (auto it = v.begin(); it != v.end(); ++it) {
@@ -33,6 +51,7 @@ void parse_kernels(Sequence& seq, const json& v, const std::string& ptr) {
     Obj o(it.value(), k.pointer, {"code_object", "kernel", "description", "waits_for_producer"});
     o.finish();
     parse_code_object(k.code_object, o.req("code_object", "path of the compiled kernel, or one per backend"), o.ptr("code_object"));
+    refuse_triton_entry(k.code_object, base_dir, o.ptr("code_object"));
     k.kernel = o.has("kernel") ? get_string(*o.opt("kernel"), o.ptr("kernel")) : k.alias;
     if (auto* w = o.opt("waits_for_producer")) k.waits_for_producer = get_bool(*w, o.ptr("waits_for_producer"));
     if (auto* d = o.opt("description")) (void)get_string(*d, o.ptr("description"), true);
@@ -340,7 +359,7 @@ void parse_sequence(Manifest& m, const Obj& o) {
     if (o.has(single))
       throw ManifestError(o.ptr(single), fmt::format("a sequence manifest names its kernels in /kernels and gives \"{}\" per step", single));
   Sequence seq;
-  parse_kernels(seq, o.req("kernels", "the kernels the steps dispatch: {\"alias\": {\"code_object\": ..., \"kernel\": ...}}"), "/kernels");
+  parse_kernels(seq, o.req("kernels", "the kernels the steps dispatch: {\"alias\": {\"code_object\": ..., \"kernel\": ...}}"), "/kernels", m.base_dir);
   SequenceParser P(m, seq);
   P.note_names(*o.opt("sequence"));
   P.parse(*o.opt("sequence"), "/sequence");

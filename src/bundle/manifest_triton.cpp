@@ -188,7 +188,13 @@ void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
       BufferSpec b;
       b.name = "triton_" + a.name;
       b.type = DType::u8;
-      b.count = programs * h["per_program_factor"].get<uint64_t>() * size;
+      // Programs x factor x bytes, checked: a grid of 2^20 programs of a
+      // 2^50-byte scratch must not wrap to a small buffer.
+      const uint64_t factor = h["per_program_factor"].get<uint64_t>();
+      if (__builtin_mul_overflow(programs, factor, &b.count) || __builtin_mul_overflow(b.count, size, &b.count))
+        throw ManifestError("/launch/grid", fmt::format("the Triton scratch buffer {} of {} bytes a program for {} programs "
+                                                        "(x {}) does not fit in 64 bits",
+                                                        a.name, size, programs, factor));
       b.bytes = b.count;
       b.shape = {b.count};
       b.init.kind = BufferInit::Kind::Zeros;

@@ -185,8 +185,10 @@ TEST_CASE("bad sequences exit 2 naming the field, with no result file") {
     std::vector<std::string> fragments;
   };
   const std::vector<Case> cases = {
-      {"missing access", [](json& j) { j["sequence"][1]["args"][1].erase("access"); },
-       {"/sequence/1/args/1", "step \"left\"", "no access declaration"}},
+      // (A missing access is derived from the code object since issue 40:
+      // tests/cli/test_cli_access.cpp.)
+      {"unknown access", [](json& j) { j["sequence"][1]["args"][1]["access"] = "readwrite"; },
+       {"/sequence/1/args/1/access", "unknown access \"readwrite\"", "expected read, write or read_write"}},
       {"unknown buffer", [](json& j) { j["sequence"][2]["args"][2]["buffer"] = "w"; }, {"/sequence/2/args/2/buffer", "no buffer named \"w\""}},
       {"bad after", [](json& j) { j["sequence"][3]["after"] = {"lfet"}; }, {"/sequence/3/after/0", "no earlier step named \"lfet\""}},
       {"a cycle through after", [](json& j) { j["sequence"][1]["after"] = {"join"}; },

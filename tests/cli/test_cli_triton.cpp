@@ -357,6 +357,43 @@ TEST_CASE("triton: two parameters of one name are refused by init and run") {
   CHECK(r.err.find("parameters 0 and 1 of @add_kernel are both named \"x_ptr\"") != std::string::npos);
 }
 
+TEST_CASE("triton: a sequence naming a Triton entry is refused where it names it, with what to do") {
+  TempDir dir;
+  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+  for (const std::string written : {e.string(), (e / "add_kernel.json").string()}) {
+    json m = {{"lrrt_manifest", 1},
+              {"name", "seq"},
+              {"kernels", {{"add", {{"code_object", written}, {"kernel", "add_kernel"}}}}},
+              {"buffers", json::array({{{"name", "x"}, {"type", "f32"}, {"count", 64}}})},
+              {"sequence", json::array({{{"kernel", "add"}, {"args", json::array({{{"buffer", "x"}, {"access", "read"}}})},
+                                         {"launch", {{"workgroup_count", {1}}, {"workgroup_size", {64}}}}}})}};
+    write_text(dir / "seq.json", m.dump());
+    const Result r = run_manifest(dir, dir / "seq.json");
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("/kernels/add/code_object") != std::string::npos);
+    CHECK(r.err.find("is a Triton cache entry; sequences take compiled code objects only") != std::string::npos);
+    CHECK(r.err.find("not found") == std::string::npos);
+  }
+}
+
+TEST_CASE("triton: a scratch buffer whose size overflows 64 bits is exit 2 at /launch/grid") {
+  TempDir dir;
+  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
+  // A 2^31-byte global scratch a program, for 2^62 programs.
+  json md = json::parse(read_text(e / "add_kernel.json"));
+  md["global_scratch_size"] = uint64_t(1) << 31;
+  md["global_scratch_align"] = 8;
+  write_text(e / "add_kernel.json", md.dump());
+  json m = triton_add_manifest(e);
+  m["launch"]["grid"] = {uint64_t(1) << 31, uint64_t(1) << 31, 1};
+  write_text(dir / "m.json", m.dump());
+  const Result r = run_manifest(dir, dir / "m.json");
+  CHECK(r.rc == 2);
+  INFO(r.err);
+  CHECK(r.err.find("/launch/grid") != std::string::npos);
+  CHECK(r.err.find("does not fit in 64 bits") != std::string::npos);
+}
+
 TEST_CASE("init: an fp8 pointer becomes a u8 buffer the manifest reader accepts") {
   TempDir dir;
   const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");

@@ -121,7 +121,7 @@ TEST_CASE("triton access: rules Triton's front end does not produce") {
     CHECK(a.params[0].reason.find("tt.call") != std::string::npos);
     CHECK(mode_of(a, "b") == "read");
   }
-  SUBCASE("a pointer stored as a value is read-write; the memory stored to is written") {
+  SUBCASE("a pointer stored as a value is read-write, the memory stored to is written") {
     const std::string ir =
         "module {\n  tt.func public @k(%pp: !tt.ptr<!tt.ptr<f32>>, %x: !tt.ptr<f32>) {\n"
         "    tt.store %pp, %x : !tt.ptr<!tt.ptr<f32>>\n    tt.return\n  }\n}\n";
@@ -157,7 +157,7 @@ TEST_CASE("triton access: rules Triton's front end does not produce") {
     CHECK(mode_of(a, "b") == "read");
     CHECK(mode_of(a, "c") == "write");
   }
-  SUBCASE("atomics read and write; descriptors follow their base") {
+  SUBCASE("atomics read and write, descriptors follow their base") {
     const auto a = analyse(
         "    %f = arith.constant 1.0 : f32\n    %t = arith.constant true\n    %s = arith.constant 1 : i64\n"
         "    %0 = tt.atomic_rmw fadd, acq_rel, gpu, %a, %f, %t : (!tt.ptr<f32>, f32, i1) -> f32\n"

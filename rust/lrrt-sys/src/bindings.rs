@@ -1167,6 +1167,16 @@ extern "C" {
     pub fn lr_get_wait_spin_us(microseconds: *mut u64) -> lr_status_t;
 }
 extern "C" {
+    pub fn lr_check_environment() -> lr_status_t;
+}
+extern "C" {
+    pub fn lr_get_environment_u64(
+        name: *const ::std::os::raw::c_char,
+        value: *mut u64,
+        is_set: *mut ::std::os::raw::c_int,
+    ) -> lr_status_t;
+}
+extern "C" {
     pub fn lr_init() -> lr_status_t;
 }
 extern "C" {
@@ -1784,6 +1794,41 @@ extern "C" {
         size: usize,
         pattern: *const ::std::os::raw::c_void,
         pattern_size: usize,
+        node: *mut lr_graph_node_t,
+    ) -> lr_status_t;
+}
+pub const LR_ACCESS_SOURCE_DEFAULT: lr_access_source_t = 0;
+pub const LR_ACCESS_SOURCE_DECLARED: lr_access_source_t = 1;
+pub const LR_ACCESS_SOURCE_ACTUAL_ACCESS: lr_access_source_t = 2;
+pub const LR_ACCESS_SOURCE_ACCESS: lr_access_source_t = 3;
+pub const LR_ACCESS_SOURCE_TTIR: lr_access_source_t = 4;
+pub type lr_access_source_t = ::std::os::raw::c_uint;
+extern "C" {
+    pub fn lr_kernel_get_arg_access(
+        kernel: *mut lr_kernel_t,
+        index: u32,
+        mode: *mut lr_access_mode_t,
+        source: *mut lr_access_source_t,
+    ) -> lr_status_t;
+}
+extern "C" {
+    pub fn lr_kernel_set_triton_ir(
+        kernel: *mut lr_kernel_t,
+        ir_text: *const ::std::os::raw::c_char,
+    ) -> lr_status_t;
+}
+pub const LR_GRAPH_KERNEL_DERIVE_ACCESS: lr_graph_kernel_flags_t = 1;
+pub type lr_graph_kernel_flags_t = ::std::os::raw::c_uint;
+extern "C" {
+    pub fn lr_graph_add_kernel_ex(
+        graph: *mut lr_graph_t,
+        kernel: *mut lr_kernel_t,
+        config: *const lr_launch_config_t,
+        args: *const ::std::os::raw::c_void,
+        args_size: usize,
+        accesses: *const lr_graph_access_t,
+        access_count: usize,
+        flags: u32,
         node: *mut lr_graph_node_t,
     ) -> lr_status_t;
 }

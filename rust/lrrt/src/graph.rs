@@ -151,6 +151,43 @@ impl<'a> Graph<'a> {
         args: &PackedArgs<'a>,
         accesses: &[Access<'a>],
     ) -> Result<Node> {
+        self.add_kernel_flags(kernel, config, args, accesses, 0)
+    }
+
+    /// As add_kernel, and every pointer argument no access covers gets the
+    /// access lrrt derives for it (`Kernel::arg_access`: the Triton IR, the
+    /// code object's metadata, else read-write) over the whole allocation it
+    /// points into, at instantiate (LR_GRAPH_KERNEL_DERIVE_ACCESS). The
+    /// buffers are borrowed for `'a` through the arguments, as declared ones are.
+    pub fn add_kernel_derived(
+        &self,
+        kernel: &'a Kernel<'_>,
+        config: &LaunchConfig,
+        args: &[Arg<'a>],
+        accesses: &[Access<'a>],
+    ) -> Result<Node> {
+        let packed = kernel.pack(args)?;
+        self.add_kernel_flags(kernel, config, &packed, accesses, sys::LR_GRAPH_KERNEL_DERIVE_ACCESS)
+    }
+
+    pub fn add_kernel_packed_derived(
+        &self,
+        kernel: &'a Kernel<'_>,
+        config: &LaunchConfig,
+        args: &PackedArgs<'a>,
+        accesses: &[Access<'a>],
+    ) -> Result<Node> {
+        self.add_kernel_flags(kernel, config, args, accesses, sys::LR_GRAPH_KERNEL_DERIVE_ACCESS)
+    }
+
+    fn add_kernel_flags(
+        &self,
+        kernel: &'a Kernel<'_>,
+        config: &LaunchConfig,
+        args: &PackedArgs<'a>,
+        accesses: &[Access<'a>],
+        flags: u32,
+    ) -> Result<Node> {
         kernel.check_packed(args, "lrrt::Graph::add_kernel")?;
         let raw_accesses: Vec<sys::lr_graph_access_t> = accesses.iter().map(|a| a.raw).collect();
         let cfg = config.raw();
@@ -159,7 +196,7 @@ impl<'a> Graph<'a> {
         // for their lengths and copied by lrrt.
         check(
             unsafe {
-                sys::lr_graph_add_kernel(
+                sys::lr_graph_add_kernel_ex(
                     self.raw.as_ptr(),
                     kernel.raw(),
                     &cfg,
@@ -167,10 +204,11 @@ impl<'a> Graph<'a> {
                     args.bytes.len(),
                     raw_accesses.as_ptr(),
                     raw_accesses.len(),
+                    flags,
                     &mut node,
                 )
             },
-            "lr_graph_add_kernel",
+            "lr_graph_add_kernel_ex",
         )?;
         let layout = if kernel.has_arg_layout() { Some(kernel.args().to_vec()) } else { None };
         let mut layouts = self.layouts.lock().unwrap_or_else(|p| p.into_inner());

@@ -39,7 +39,7 @@ pub use double_buffer::{PinnedHostDoubleBuffer, SlotCopying, SlotWriter};
 pub use error::{Error, Result, Status};
 pub use graph::{Access, AccessMode, FillPattern, Graph, GraphExec, GraphExecStats, InstantiateOptions, Node};
 pub use memory::{DeviceBuffer, PinnedBuffer, Pod};
-pub use module::{Arg, ArgKind, Kernel, KernelArg, LaunchConfig, Module, PackedArgs};
+pub use module::{AccessSource, Arg, ArgKind, Kernel, KernelArg, LaunchConfig, Module, PackedArgs};
 pub use registration::MemoryRegistration;
 pub use sync::{Event, Queue};
 

@@ -93,6 +93,7 @@ impl Module {
         // SAFETY: a live kernel and an out-pointer of the right type.
         check(unsafe { sys::lr_kernel_get_properties(raw.as_ptr(), &mut p) }, "lr_kernel_get_properties")?;
         let mut args = Vec::new();
+        let mut raw_indices = Vec::new();
         for i in 0..p.arg_count {
             let mut a: sys::lr_kernel_arg_t = unsafe { std::mem::zeroed() };
             // SAFETY: index below arg_count, an out-pointer of the right type.
@@ -100,6 +101,7 @@ impl Module {
             if a.kind == sys::LR_ARG_HIDDEN {
                 continue;
             }
+            raw_indices.push(i);
             args.push(KernelArg {
                 offset: a.offset as usize,
                 size: a.size as usize,
@@ -116,6 +118,7 @@ impl Module {
             explicit_size: p.explicit_kernarg_size as usize,
             properties: p,
             args,
+            raw_indices,
             _module: PhantomData,
         })
     }
@@ -149,6 +152,20 @@ impl ArgKind {
     }
 }
 
+/// Where a derived access comes from (lr_access_source_t), narrowest proof first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessSource {
+    /// Nothing known: read-write.
+    Default,
+    Declared,
+    /// AMDGPU metadata .actual_access (the compiler proved it).
+    ActualAccess,
+    /// AMDGPU metadata .access (the source declared it).
+    Access,
+    /// lrrt's analysis of the kernel's Triton IR.
+    TritonIr,
+}
+
 /// One explicit argument of a kernel's declared layout (lr_kernel_arg_t).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelArg {
@@ -169,6 +186,7 @@ pub struct Kernel<'m> {
     explicit_size: usize,
     properties: sys::lr_kernel_properties_t,
     args: Vec<KernelArg>,
+    raw_indices: Vec<u32>, // lr_kernel_get_arg's index of each of `args`
     _module: PhantomData<&'m Module>,
 }
 
@@ -425,6 +443,39 @@ impl<'m> Kernel<'m> {
             },
             "lr_launch_with_dependencies",
         )
+    }
+
+    /// The access a derived graph step gives explicit argument `index` (of
+    /// `args()`), and where it comes from (lr_kernel_get_arg_access).
+    pub fn arg_access(&self, index: usize) -> Result<(crate::AccessMode, AccessSource)> {
+        const CALL: &str = "lrrt::Kernel::arg_access";
+        let raw_index = *self.raw_indices.get(index).ok_or_else(|| {
+            Error::invalid(CALL, format!("kernel {} takes {} argument(s), not argument {}", self.name, self.args.len(), index))
+        })?;
+        let (mut mode, mut source) = (0 as sys::lr_access_mode_t, 0 as sys::lr_access_source_t);
+        // SAFETY: a live kernel, an index below its arg_count, out-pointers.
+        check(unsafe { sys::lr_kernel_get_arg_access(self.raw.as_ptr(), raw_index, &mut mode, &mut source) }, "lr_kernel_get_arg_access")?;
+        let mode = match mode {
+            sys::LR_ACCESS_READ => crate::AccessMode::Read,
+            sys::LR_ACCESS_WRITE => crate::AccessMode::Write,
+            _ => crate::AccessMode::ReadWrite,
+        };
+        let source = match source {
+            sys::LR_ACCESS_SOURCE_DECLARED => AccessSource::Declared,
+            sys::LR_ACCESS_SOURCE_ACTUAL_ACCESS => AccessSource::ActualAccess,
+            sys::LR_ACCESS_SOURCE_ACCESS => AccessSource::Access,
+            sys::LR_ACCESS_SOURCE_TTIR => AccessSource::TritonIr,
+            _ => AccessSource::Default,
+        };
+        Ok((mode, source))
+    }
+
+    /// The Triton IR (.ttir text) the kernel was compiled from: derived
+    /// accesses then use lrrt's analysis of it (lr_kernel_set_triton_ir).
+    pub fn set_triton_ir(&self, ir: &str) -> Result<()> {
+        let text = CString::new(ir).map_err(|_| Error::invalid("lrrt::Kernel::set_triton_ir", "the IR text holds a NUL"))?;
+        // SAFETY: a live kernel and a NUL-terminated text lrrt copies.
+        check(unsafe { sys::lr_kernel_set_triton_ir(self.raw.as_ptr(), text.as_ptr()) }, "lr_kernel_set_triton_ir")
     }
 
     /// lr_kernel_flags_t bits (LR_KERNEL_WAITS_FOR_PRODUCER), for launches

@@ -205,3 +205,35 @@ fn registered_host_memory_replays_in_a_graph() {
     let e = unsafe { lrrt::MemoryRegistration::from_raw(dev, (r.as_ptr() as *mut u8).add(4) as *mut _, 8) }.unwrap_err();
     assert_eq!(e.status(), Status::InvalidArgument, "{}", e);
 }
+
+#[test]
+fn derived_accesses_need_no_declaration() {
+    let dev = device();
+    let module = load(dev, "saxpy");
+    let saxpy = module.kernel("saxpy").unwrap();
+    let (mode, _source) = saxpy.arg_access(2).unwrap();
+    assert!(matches!(mode, AccessMode::Write | AccessMode::ReadWrite), "{:?}", mode);
+    assert!(saxpy.arg_access(4).is_err());
+    let mut rng = Rng::new();
+    let n = 512usize;
+    let (hx, hy) = (rng.quarters(n, 16), rng.quarters(n, 100));
+    let x = dev.buffer_from(&hx).unwrap();
+    let y = dev.buffer_from(&hy).unwrap();
+    let cfg = LaunchConfig::cover(n as u32, 128);
+    // Without derivation the undeclared buffers are refused...
+    let plain = dev.graph().unwrap();
+    plain.add_kernel(&saxpy, &cfg, &args![1.0f32, &x, &y, n as u32], &[]).unwrap();
+    assert!(plain.instantiate().is_err());
+    // ...with it, two RAW-ordered steps replay exactly.
+    let graph = dev.graph().unwrap();
+    graph.add_kernel_derived(&saxpy, &cfg, &args![1.0f32, &x, &y, n as u32], &[]).unwrap();
+    graph.add_kernel_derived(&saxpy, &cfg, &args![2.0f32, &x, &y, n as u32], &[]).unwrap();
+    let exec = graph.instantiate().unwrap();
+    assert!(exec.plan_json().unwrap().contains("source"));
+    exec.launch().unwrap();
+    exec.synchronize().unwrap();
+    let got = y.to_vec().unwrap();
+    for i in 0..n {
+        assert_eq!(got[i], hy[i] + 3.0 * hx[i], "y[{}]", i);
+    }
+}
