@@ -379,13 +379,13 @@ TEST_CASE("triton: a sequence naming a Triton entry is refused where it names it
 TEST_CASE("triton: a scratch buffer whose size overflows 64 bits is exit 2 at /launch/grid") {
   TempDir dir;
   const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
-  // A 2^31-byte global scratch a program, for 2^62 programs.
+  // A 2^31-byte global scratch a program, for 2^48 programs.
   json md = json::parse(read_text(e / "add_kernel.json"));
   md["global_scratch_size"] = uint64_t(1) << 31;
   md["global_scratch_align"] = 8;
   write_text(e / "add_kernel.json", md.dump());
   json m = triton_add_manifest(e);
-  m["launch"]["grid"] = {uint64_t(1) << 31, uint64_t(1) << 31, 1};
+  m["launch"]["grid"] = {uint64_t(1) << 24, uint64_t(1) << 24, 1};
   write_text(dir / "m.json", m.dump());
   const Result r = run_manifest(dir, dir / "m.json");
   CHECK(r.rc == 2);
