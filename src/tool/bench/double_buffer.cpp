@@ -1,7 +1,6 @@
 // double-buffer: prepare + H2D copy + kernel per iteration, sequential
 // against PinnedHostDoubleBuffer, with each stage alone, swept over the
 // stages' sizes (docs/benchmarks.md).
-#include <time.h>
 
 #include <algorithm>
 #include <array>
@@ -38,14 +37,6 @@ std::array<std::byte, 28> double_buffer_mix_args(uint32_t iterations, const void
     for (int r = 0; r < rounds; ++r) v = v * 1664525u + 1013904223u;
     f[j] = float(v & 1023) * 0.25f;
   }
-}
-
-// CPU time of the calling thread: beside the wall time of the CPU stage it
-// tells a thread that was descheduled (wall > CPU) from one that ran slower.
-double thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
 
 // Where one timed loop's wall time went, summed over its iterations.

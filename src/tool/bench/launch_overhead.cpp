@@ -14,12 +14,6 @@
 namespace lrrt::tool::bench {
 namespace {
 
-double thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
-}
-
 // A wait for ~20 ms of queued GPU work (saxpy launches): wall time and the
 // waiting thread's CPU time, lrrt's spin-then-block wait beside the native
 // default and blocking waits. Shows what the spin costs on long work.

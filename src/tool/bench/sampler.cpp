@@ -1,5 +1,7 @@
 #include "tool/bench/sampler.hpp"
 
+#include <time.h>
+
 #include <chrono>
 
 namespace lrrt::tool::bench {
@@ -8,6 +10,12 @@ double now_ns() {
   return double(std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now().time_since_epoch())
                     .count());
+}
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
 
 SamplingOptions default_sampling(bool quick) {

@@ -29,5 +29,8 @@ std::vector<std::vector<double>> sample_multi(const SamplingOptions& options, si
 
 // Nanoseconds from a steady clock.
 double now_ns();
+// CPU time of the calling thread, in ns: beside a wall time it tells a thread
+// that was descheduled (wall > CPU) from one that ran slower or spun.
+double thread_cpu_ns();
 
 }  // namespace lrrt::tool::bench
