@@ -1,9 +1,12 @@
 // PinnedHostDoubleBuffer never loses to the sequential loop when the CPU
 // stage dominates (issue 41: on the H100 it ran at 0.62-0.72x of
-// sequential). The one timing comparison in the unit tests, kept robust: the
-// CPU stage is 50x the copy and the kernel, each way's best of five
-// interleaved runs is compared, and the bound is the sequential loop itself
-// plus 2%. The results are checked too (fresh inputs every round).
+// sequential): its host thread never waits for the device while the CPU
+// stage is the bottleneck, since the slot it prepares next was copied two
+// rounds earlier. Checked as the share of the pipeline's time spent in its
+// waits (acquire, mark_work_submitted, finish), not as a race of wall times,
+// which a loaded two-core CI host decides by its scheduling (54.8 against
+// 63.0 ms under ctest -j2 once). The results are checked too (fresh inputs
+// every round); the two ways' times are printed.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -94,17 +97,24 @@ TEST_CASE("double buffer on host: a CPU-dominant pipeline is never slower than t
     check_results("sequential");
     return ms;
   };
+  double waits_ms = 0, stage_ms = 0;
+  auto timed = [](double& sum, auto&& f) {
+    const double t = double_buffer_now_ms();
+    f();
+    sum += double_buffer_now_ms() - t;
+  };
   auto pipelined = [&] {
     zero_y();
     const double t0 = double_buffer_now_ms();
     for (uint32_t r = 0; r < rounds; ++r) {
-      auto& slot = db.acquire();
-      double_buffer_cpu_stage(slot.host.as<float>(), kept[r], n, seeds());
-      db.copy_to_device_async(slot, xs[r & 1].data(), bytes);
-      db.launch_after_copy(slot, saxpy, cfg, double_buffer_saxpy_args(a, xs[r & 1].data(), y_of(r), n));
-      db.mark_work_submitted(slot);
+      lrrt::PinnedHostDoubleBuffer::Slot* slot = nullptr;
+      timed(waits_ms, [&] { slot = &db.acquire(); });
+      timed(stage_ms, [&] { double_buffer_cpu_stage(slot->host.as<float>(), kept[r], n, seeds()); });
+      db.copy_to_device_async(*slot, xs[r & 1].data(), bytes);
+      db.launch_after_copy(*slot, saxpy, cfg, double_buffer_saxpy_args(a, xs[r & 1].data(), y_of(r), n));
+      timed(waits_ms, [&] { db.mark_work_submitted(*slot); });
     }
-    db.finish();
+    timed(waits_ms, [&] { db.finish(); });
     const double ms = double_buffer_now_ms() - t0;
     check_results("double-buffered");
     return ms;
@@ -114,6 +124,9 @@ TEST_CASE("double buffer on host: a CPU-dominant pipeline is never slower than t
     best_seq = std::min(best_seq, sequential());
     best_dbl = std::min(best_dbl, pipelined());
   }
-  MESSAGE("best of 5: sequential ", best_seq, " ms, double-buffered ", best_dbl, " ms");
-  CHECK(best_dbl <= best_seq * 1.02);
+  MESSAGE("best of 5: sequential ", best_seq, " ms, double-buffered ", best_dbl, " ms; the pipeline's waits ",
+          waits_ms, " ms against its CPU stage's ", stage_ms, " ms");
+  // One round's copy and kernel (32 KiB, a saxpy) against a CPU stage 50x
+  // longer: even behind a starved worker thread, waits stay a fraction of it.
+  CHECK(waits_ms < 0.25 * stage_ms);
 }
