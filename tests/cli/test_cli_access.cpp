@@ -127,7 +127,8 @@ TEST_CASE("access: lrrt init writes the access the code object proves") {
   const Result plain = run_lrrt(dir, {"init", (kAccessTestKernels / "access_kernels.gfx1100.hsaco").string(), "--kernel",
                                       "acc_add_plain", "-o", (dir / "p.json").string()});
   REQUIRE(plain.rc == 0);
-  for (const auto& b : json::parse(read_text(dir / "p.json"))["buffers"]) CHECK_FALSE(b.contains("access"));
+  const json p = json::parse(read_text(dir / "p.json"));  // named: a range-for over a temporary's member dangles
+  for (const auto& b : p["buffers"]) CHECK_FALSE(b.contains("access"));
 }
 
 TEST_CASE("access: a single launch without access reports the proven accesses and their traffic") {
