@@ -710,6 +710,16 @@ void HsaGraphExec::abandon(ReplaySet& set) {
     api_.hsa_signal_store_relaxed(h, 0);
   }
   set.on_engine.clear();
+  // Lane 0's terminal barrier-AND completes `done` once the waits just forced
+  // let it run, maybe long after this. Back in the pool, the signal would be
+  // handed to the next operation and that late decrement would complete it
+  // early (a copy whose staging memory was freed while the copy engine still
+  // read it, seen under ASan on the stand-in). Kept out of the pool instead:
+  // abandoning is rare, and a failed exec never replays again.
+  try {
+    if (set.done) keep_until_exit(std::move(set.done));
+  } catch (...) {
+  }
   set.done.reset();
   set.keep.clear();
 }

@@ -4,6 +4,7 @@
 
 #include "aql.hpp"
 #include "hsa_executable.hpp"
+#include "keep_until_exit.hpp"
 #include "kernargs.hpp"
 #include "wait.hpp"
 
@@ -493,20 +494,45 @@ void HsaQueue::throw_if_failed() {
                           : !replay_packet.empty() ? replay_packet
                           : name.empty()           ? std::string()
                                                    : fmt::format("kernel '{}'", name);
-  // Recover: a fresh queue; the dead one's work is abandoned.
+  // Recover: a fresh queue; the old one's work is abandoned. Its unfinished
+  // packets may still run: when a replay's lane failed, this queue did not,
+  // and its packets go on once the replay's signals are forced. So what they
+  // use -- completion signals, kernarg buffers, the signals their barriers
+  // wait on -- never goes back to a pool or to a new dispatch, where a late
+  // packet would complete the next user's signal early or read its
+  // arguments. Kept to the end of the process: faults are rare.
+  struct Abandoned {
+    std::vector<SignalRef> signals;
+    std::vector<hsa_signal_t> own;  // never destroyed
+    std::vector<void*> kernargs;    // never freed
+  };
+  auto abandoned = std::make_shared<Abandoned>();
   for (auto& s : slots_) {
     if (s.busy && !slot_done(s)) {
       if (s.event_signal) api_.hsa_signal_store_relaxed(s.event_signal->handle, 0);
       api_.hsa_signal_store_relaxed(s.own, 0);
+      if (s.event_signal) abandoned->signals.push_back(std::move(s.event_signal));
+      for (auto& k : s.keep) abandoned->signals.push_back(std::move(k));
+      abandoned->own.push_back(s.own);
+      s.own = hsa_signal_t{0};  // acquire_slot makes a new one
+      if (s.kernarg) abandoned->kernargs.push_back(s.kernarg);
+      s.kernarg = nullptr;
+      s.capacity = 0;
     }
     s.busy = false;
     s.event_signal.reset();
     s.keep.clear();
     s.copy_waiter.reset();
   }
-  // Markers on the dead queue never complete: complete them as abandoned.
-  for (auto& m : markers_) api_.hsa_signal_store_relaxed(m.signal->handle, 0);
+  // Markers on the old queue may never complete: complete them as abandoned.
+  for (auto& m : markers_) {
+    api_.hsa_signal_store_relaxed(m.signal->handle, 0);
+    abandoned->signals.push_back(std::move(m.signal));
+    for (auto& k : m.keep) abandoned->signals.push_back(std::move(k));
+  }
   markers_.clear();
+  for (auto& b : blocks_) abandoned->signals.push_back(b.done);
+  keep_until_exit(std::move(abandoned));
   last_signal_ = hsa_signal_t{0};
   last_ref_.reset();
   last_slot_ = nullptr;
