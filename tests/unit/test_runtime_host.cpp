@@ -273,7 +273,7 @@ TEST_CASE("host backend: a kernel that blocks a signal and faults leaves the thr
   CHECK(got[0] == 1);
 }
 
-TEST_CASE("host backend: device memory ends at a guard page, with a canary in the slack before it") {
+TEST_CASE("host backend: device memory ends at a 64 MiB guard, with a canary in the slack before it") {
   std::mt19937_64 rng(std::random_device{}());
   lrrt::rt::host::GuardedMemory memory;
   const size_t page = memory.page_size();
@@ -302,9 +302,17 @@ TEST_CASE("host backend: device memory ends at a guard page, with a canary in th
     CHECK_MESSAGE(where.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + 16, size)) !=
                       std::string::npos,
                   where);
-    // Pages past the guard page (a write that skipped it): placed after the
+    // The guard is 64 MiB of address space nothing else can be mapped into:
+    // addresses megabytes past the end are still named exactly.
+    const size_t inside = page * std::uniform_int_distribution<size_t>(2, (size_t(64) << 20) / page - 1)(rng) + 40;
+    const std::string guarded = memory.describe(p + rounded + inside);
+    CHECK_MESSAGE(guarded.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + inside, size)) !=
+                      std::string::npos,
+                  guarded);
+    CHECK_MESSAGE(guarded.find("nearest") == std::string::npos, guarded);
+    // Pages past the whole guard (a write that skipped it): placed after the
     // nearest allocation below, saying it is a guess.
-    const size_t far = page * std::uniform_int_distribution<size_t>(2, 64)(rng) + 40;
+    const size_t far = (size_t(64) << 20) + page * std::uniform_int_distribution<size_t>(0, 64)(rng) + 40;
     const std::string beyond = memory.describe(p + rounded + far);
     CHECK_MESSAGE(beyond.find(fmt::format("lies {} bytes after the end of the {}-byte device allocation", rounded - size + far, size)) !=
                       std::string::npos,
@@ -368,6 +376,23 @@ TEST_CASE("host backend: a kernel writing past a buffer is a kernel fault naming
     CHECK_MESSAGE(message.find("faulted: Segmentation fault") != std::string::npos, message);
     CHECK_MESSAGE(message.find(fmt::format("after the end of the {}-byte device allocation", count * 4)) != std::string::npos,
                   message);
+    // Megabytes past the end: the pool's threads start their chunks of
+    // workgroups far apart, so the first stray write of a later thread lands
+    // deep past the end. Still the guard: a fault, and a and b (read only)
+    // and the host's memory keep their contents.
+    const uint32_t huge = count + (uint32_t(1) << 22);  // 16 MiB of int32 past the end
+    std::tie(status, message) = launch(huge);
+    CHECK(status == LR_ERROR_KERNEL_FAULT);
+    CHECK_MESSAGE(message.find(fmt::format("after the end of the {}-byte device allocation", count * 4)) != std::string::npos,
+                  message);
+    CHECK_MESSAGE(message.find("nearest") == std::string::npos, message);
+    {
+      std::vector<int32_t> a2(count), b2(count);
+      lrrt::copy_to_host(a2, da);
+      lrrt::copy_to_host(b2, db);
+      CHECK(a2 == a);
+      CHECK(b2 == b);
+    }
     // The check can fail: in bounds the sums are right and nothing is reported.
     std::tie(status, message) = launch(count);
     CHECK_MESSAGE(status == LR_SUCCESS, message);

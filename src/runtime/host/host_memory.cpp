@@ -14,6 +14,13 @@ namespace lrrt::rt::host {
 namespace {
 
 constexpr size_t kAlignment = 256;  // as GPU allocators give
+// Address space, never memory: a kernel launched over more work-items than
+// its buffer holds runs its workgroups on several threads at once, each
+// thread starting a chunk of workgroups further on (thread_pool.cpp), so its
+// first stray write can land megabytes past the end, beyond a one-page guard
+// and into whatever the process mapped there. 64 MiB holds such overruns up
+// to 16 M floats; 32 thousand live allocations take 2 TiB of the 128 TiB.
+constexpr size_t kGuardBytes = size_t(64) << 20;
 
 // The canary: bytes no kernel writes by accident (neither zeros, nor a
 // repeated byte, nor small integers).
@@ -38,8 +45,19 @@ void* GuardedMemory::allocate(size_t size, const char* what) {
   const size_t data = (rounded + page_ - 1) / page_ * page_;
   if (rounded < want || data < rounded || data + page_ < data)
     LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes overflows", what, size);
-  const size_t mapped = data + page_;
-  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // The guard: kGuardBytes of address space with nothing behind it, or one
+  // page where the process cannot spare that much (RLIMIT_AS, a full map).
+  void* p = MAP_FAILED;
+  size_t mapped = 0;
+  for (size_t guard : {kGuardBytes, page_}) {
+    if (data + guard < data) continue;
+    mapped = data + guard;
+    // All of it PROT_NONE first (not charged to the commit limit), then the
+    // data made writable (charged then: a huge request still fails here, not
+    // at first touch).
+    p = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) break;
+  }
   if (p == MAP_FAILED)
     LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: out of host memory ({})", what, size,
                std::strerror(errno));
@@ -50,12 +68,12 @@ void* GuardedMemory::allocate(size_t size, const char* what) {
   b.size = size;
   b.slack = rounded - size;
   b.what = what;
-  if (mprotect(b.base + data, page_, PROT_NONE) != 0) {
+  if (mprotect(b.base, data, PROT_READ | PROT_WRITE) != 0) {
     const int error = errno;
     munmap(p, mapped);
-    // ENOMEM here is the mapping count (vm.max_map_count): the split makes
-    // a second mapping.
-    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: cannot make its guard page ({})", what, size,
+    // ENOMEM here is the commit limit, or the mapping count
+    // (vm.max_map_count): the split makes a second mapping.
+    LRRT_THROW(LR_ERROR_OUT_OF_MEMORY, "{} of {} bytes failed: out of host memory ({})", what, size,
                std::strerror(error));
   }
   std::memcpy(b.start + size, kCanary.data(), b.slack);

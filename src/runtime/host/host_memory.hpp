@@ -4,22 +4,23 @@
 // bytes past, nothing visible at all, and the run passes.
 //
 // Each allocation is its own mapping, laid out so the buffer ends where its
-// last page ends, and a PROT_NONE guard page follows:
+// last page ends, and a PROT_NONE guard follows (64 MiB of address space,
+// one page where the process cannot spare that):
 //
-//   [ unused | buffer (256-byte aligned start) | canary ][ guard page ]
+//   [ unused | buffer (256-byte aligned start) | canary ][ guard ]
 //                                               < 256 B   PROT_NONE
 //
 // The buffer's start is 256-byte aligned (as GPU allocators give), so when
 // the size is not a multiple of 256 up to 255 bytes of slack lie between its
-// end and the guard page. They hold a canary, checked after every launch
-// (scan_and_repair). So an overrun either faults on the guard page (the
+// end and the guard. They hold a canary, checked after every launch
+// (scan_and_repair). So an overrun either faults on the guard (the
 // kernel-fault path, describe() names the allocation) or changes the canary;
-// it is never silent. Cost per allocation: its pages rounded up, one page of
+// it is never silent. Cost per allocation: its pages rounded up, 64 MiB of
 // address space for the guard (no memory behind it), and two kernel memory
 // mappings (vm.max_map_count, 65530 by default, bounds live allocations to
 // about 32 thousand).
 //
-// Not caught: a write that jumps over the guard page into other memory, and
+// Not caught: a write that jumps over the whole guard into other memory, and
 // writes before a buffer's start.
 #pragma once
 
