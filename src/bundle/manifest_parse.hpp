@@ -70,6 +70,9 @@ double get_double(const json& v, const std::string& ptr);
 bool get_bool(const json& v, const std::string& ptr);
 long double get_number(const json& v, const std::string& ptr);
 void check_value_fits(DType t, long double v, const std::string& ptr);
+// A complex value of type t (c64, c128): [re, im], or a real number (im = 0);
+// each part must fit t's part type.
+std::pair<long double, long double> get_complex(const json& v, const std::string& ptr, DType t);
 DType get_dtype(const json& v, const std::string& ptr);
 fs::path resolve_input_file(const Manifest& m, const json& v, const std::string& ptr);
 size_t find_buffer_index(const Manifest& m, const json& v, const std::string& ptr);
@@ -89,6 +92,17 @@ void parse_range(const BufferSpec& b, const json& v, const std::string& ptr, uin
 void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::vector<ArgSpec>& out,
                 const std::string* step = nullptr);
 void parse_launch(const Manifest& m, const json& v, const std::string& ptr, LaunchSpec& L);
+// A scalar's type, value and bounds into `a` (a scalar argument or a struct's field).
+void parse_scalar(const Manifest& m, const Obj& o, ArgSpec& a, const std::string& what);
+
+// ---- Struct and bytes arguments (manifest_struct_args.cpp) ----------------
+
+// Deepest nesting of structs in an argument.
+inline constexpr size_t kMaxStructDepth = 16;
+// {"struct": [...]} (C layout), {"bytes": "hex"} or {"bytes_file": path}
+// into `a` (Kind::Bytes); `label` is "args[N]" for messages; `step`: a
+// sequence step (pointer fields may declare access and range).
+void parse_aggregate_arg(const Manifest& m, const Obj& o, ArgSpec& a, const std::string& label, bool step);
 
 // ---- Sequences (manifest_sequence.cpp) ------------------------------------
 
