@@ -350,8 +350,7 @@ SequenceReference sequence_reference(const Manifest& m, const BufferContents& in
         // The buffers the kernel's signature writes (a conservative
         // "read_write" on an input does not make it an output).
         std::set<size_t> written;
-        for (size_t i : reference_op_writes(km.kernel))
-          if (i < km.args.size() && km.args[i].kind == ArgSpec::Kind::Buffer) written.insert(km.args[i].buffer);
+        for (size_t b : reference_op_buffers(km.kernel, km.args, true)) written.insert(b);
         // Every output from the state before the step, then all at once.
         std::vector<std::pair<size_t, ReferenceOutput>> outputs;
         for (size_t b : written) outputs.emplace_back(b, compute_reference(km.kernel, in, b, verify_pointer));

@@ -252,16 +252,15 @@ std::vector<std::pair<size_t, std::string>> poisoned_reads(const Manifest& m) {
   std::vector<bool> warned(m.buffers.size(), false);
   auto poison = [&](size_t b) { return m.buffers[b].init.kind == BufferInit::Kind::Poison; };
   if (!m.sequence) {
-    std::set<size_t> op_reads;
+    std::set<size_t> op_reads;  // buffers
     for (const auto& v : m.verify)
       if (v.kind == VerifySpec::Kind::Reference)
-        for (size_t i : reference_op_reads(v.reference)) op_reads.insert(i);
+        for (size_t b : reference_op_buffers(v.reference, m.args, false)) op_reads.insert(b);
     for (const BufferUse& u : buffer_uses(m.args)) {
-      const size_t i = u.arg;
       if (warned[u.buffer] || !poison(u.buffer)) continue;
       const BufferSpec& b = m.buffers[u.buffer];
       const bool declared = b.access == Access::Read || b.access == Access::ReadWrite;
-      if (!declared && (u.field || !op_reads.count(i))) continue;
+      if (!declared && !op_reads.count(u.buffer)) continue;
       warned[u.buffer] = true;
       out.emplace_back(u.buffer, fmt::format("buffer \"{}\" is read by the kernel ({}, {}) but has no init: it holds "
                                              "poison ({}), and so does every value computed from it; give it an init",
@@ -279,13 +278,13 @@ std::vector<std::pair<size_t, std::string>> poisoned_reads(const Manifest& m) {
     std::vector<size_t> writes;
     if (s.kind == SequenceStep::Kind::Kernel) {
       const std::string& symbol = m.sequence->kernels[s.kernel].kernel;
-      const auto& op_reads = reference_op_reads(symbol);
-      const auto& op_writes = reference_op_writes(symbol);
+      const auto op_reads = reference_op_buffers(symbol, s.args, false);
+      const auto op_writes = reference_op_buffers(symbol, s.args, true);
       for (const BufferUse& u : buffer_uses(s.args)) {
         const size_t i = u.arg;
         // Reference ops name whole arguments, never a struct's fields.
-        const bool op_reads_it = !u.field && std::find(op_reads.begin(), op_reads.end(), i) != op_reads.end();
-        const bool op_writes_it = !u.field && std::find(op_writes.begin(), op_writes.end(), i) != op_writes.end();
+        const bool op_reads_it = std::find(op_reads.begin(), op_reads.end(), u.buffer) != op_reads.end();
+        const bool op_writes_it = std::find(op_writes.begin(), op_writes.end(), u.buffer) != op_writes.end();
         if (u.access == Access::Read || u.access == Access::ReadWrite || op_reads_it) reads.emplace_back(u.buffer, u.label);
         if (u.access == Access::Write || u.access == Access::ReadWrite || op_writes_it) writes.push_back(u.buffer);
       }
