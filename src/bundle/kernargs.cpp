@@ -87,9 +87,13 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
                          k.pointer ? "pointer" : "value");
     else if (s.size != k.size && args[i].kind == ArgSpec::Kind::Bytes)
       // A struct or raw bytes must be exactly the kernel's by-value argument.
-      what = fmt::format("args[{}]{} is a {} of {} bytes but the kernel's argument {} is {} bytes ({})", i,
-                         args[i].name.empty() ? "" : " '" + args[i].name + "'", args[i].is_struct ? "struct" : "bytes argument",
-                         s.size, i, k.size, s.size > k.size ? "wider" : "narrower");
+      what = args[i].is_struct
+                 ? fmt::format("args[{}]{} is a struct of {} bytes but the kernel's argument {} is {} bytes ({})", i,
+                               args[i].name.empty() ? "" : " '" + args[i].name + "'", s.size, i, k.size,
+                               s.size > k.size ? "wider" : "narrower")
+                 : fmt::format("args[{}]{} is a bytes argument of {} bytes but the kernel's argument {} is {} bytes ({})", i,
+                               args[i].name.empty() ? "" : " '" + args[i].name + "'", s.size, i, k.size,
+                               s.size > k.size ? "wider" : "narrower");
     else if (s.size != k.size)
       what = fmt::format("is {} bytes ({}) but the kernel's argument {} is {} bytes", s.size,
                          s.pointer ? "pointer" : std::string(dtype_name(args[i].type)), i, k.size);
