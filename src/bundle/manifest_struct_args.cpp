@@ -153,7 +153,8 @@ class StructParser {
     const std::string type = f.opt("type")->is_string() ? f.opt("type")->get<std::string>() : "";
     if (!parse_dtype(type))
       throw ManifestError(f.ptr("type"), fmt::format("{}: unknown field type {} (expected one of: {})", label,
-                                                     describe(*f.opt("type")), dtype_list()));
+                                                     type.empty() ? describe(*f.opt("type")) : "\"" + printable(type, 40) + "\"",
+                                                     dtype_list()));
     ArgSpec s;
     parse_scalar(m_, f, s, label);
     p.bytes.assign(s.bytes.begin(), s.bytes.begin() + s.size());

@@ -226,7 +226,7 @@ TEST_CASE("struct args: errors exit 2 naming the field") {
     std::function<void(json&)> edit;
     const char* message;
   };
-  auto& S = [](json& m) -> json& { return m["args"][0]["struct"]; };
+  auto S = [](json& m) -> json& { return m["args"][0]["struct"]; };
   const std::vector<Case> cases = {
       {"wider than the kernel's argument", [&](json& m) { S(m).push_back({{"pad", 8}}); },
        "/args/0: args[0] 'p' is a struct of 48 bytes but the kernel's argument 0 is 40 bytes (wider)"},
@@ -256,6 +256,8 @@ TEST_CASE("struct args: errors exit 2 naming the field") {
       TempDir dir;
       json m = struct_manifest();
       c.edit(m);
+      // A bytes argument passes no buffer: the check of y would be refused first.
+      if (m["args"][0].contains("bytes") || m["args"][0].contains("bytes_file")) m["verify"] = {{"skip", "bytes"}};
       Result r = run_json(dir, m);
       INFO(r.err);
       CHECK(r.rc == 2);
