@@ -315,8 +315,8 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
   }
   const ArgSpec& arg = s.args[p.arg];
   if (arg.kind != ArgSpec::Kind::Scalar && !field)
-    throw ManifestError(ap, fmt::format("argument {} of step \"{}\" is a {}; only scalars (or a struct's scalar field, "
-                                        "\"arg\": \"p.name\") can be patched",
+    throw ManifestError(ap, fmt::format("argument {} of step \"{}\" is a {}; only scalars can be patched (and a struct's "
+                                        "named scalar fields, \"arg\": \"p.name\")",
                                         p.arg, s.name, arg.kind == ArgSpec::Kind::Buffer ? "buffer" : "struct or bytes"));
   p.type = field ? field->type : arg.type;
   if (field) {
