@@ -191,11 +191,17 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
         buffers.back()["access"] = std::string(formats::access_mode_name(d.mode));
     } else {
       const std::string t = init_scalar_type(a);
-      if (t.empty())
+      if (t.empty() && (a.size == 0 || a.size > 65536))
         throw tool::InputError(fmt::format("kernel {}: argument {} is {} bytes, no scalar type lrrt writes (1, 2, 4 or 8)",
                                            bundle::printable(shown, 120), i, a.size));
-      arg["type"] = t;
-      arg["value"] = t[0] == 'f' ? json(1) : json(kInitInt);
+      if (t.empty()) {
+        // A struct or complex number by value: its bytes, zeros, to be
+        // written as a "struct" (docs/manifest.md, Struct and bytes arguments).
+        arg["bytes"] = std::string(size_t(a.size) * 2, '0');
+      } else {
+        arg["type"] = t;
+        arg["value"] = t[0] == 'f' ? json(1) : json(kInitInt);
+      }
     }
     if (k.has_arg_layout && a.kind == formats::ArgKind::Other) arg["offset"] = a.offset;
     args.push_back(arg);

@@ -301,3 +301,16 @@ TEST_CASE("struct args: a sequence's fence comes from a struct's pointer field")
   CHECK(run["sequence"]["patch"]["arg"] == "p.bias");
   CHECK(run["sequence"]["patch"]["offset"] == 16);
 }
+
+TEST_CASE("init: a struct argument by value becomes its size in zero bytes, and the manifest runs") {
+  TempDir dir;
+  Result r = run_lrrt(dir, {"init", (kKernels / "struct_args.host.so").string(), "-o", (dir / "m.json").string()});
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json m = json::parse(read_text(dir / "m.json"));
+  CHECK(m["args"][0]["bytes"] == std::string(80, '0'));
+  Result run = run_manifest(dir, dir / "m.json");
+  INFO(run.err);
+  CHECK(run.rc == 0);
+  CHECK(json::parse(read_text(dir / "out.json"))["runs"][0]["kernargs"]["layout_checked"] == true);
+}
