@@ -4,6 +4,7 @@
 //   manifest_fields.cpp    JSON field helpers (strings, numbers, sizes, buffer names)
 //   manifest_buffers.cpp   buffers, their init, verify and save
 //   manifest_args.cpp      kernel arguments and the launch
+//   manifest_struct_args.cpp  struct and raw-bytes arguments (C layout, pointer fields)
 //   manifest_sequence.cpp  sequences and patches
 //   manifest_triton.cpp    a Triton cache entry desugared to a plain manifest
 //   manifest.cpp           the top level: parse, load, resolve the code object
