@@ -73,6 +73,9 @@ std::string init_scalar_type(const formats::KernelArgInfo& a) {
 
 // c64 or c128 for a by-value complex number (std::complex, hipComplex,
 // rocsparse_complex_num, cuComplex) of 8 or 16 bytes; empty otherwise.
+// The most bytes a by-value argument may have in a manifest (as "bytes").
+constexpr uint64_t kInitMaxBytes = 65536;
+
 std::string init_complex_type(const formats::KernelArgInfo& a) {
   std::string t = a.type_name;
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
@@ -211,17 +214,16 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
       if (!t.empty() && aligned) {
         arg["type"] = t;
         arg["value"] = t[0] == 'f' ? json(1) : json(kInitInt);
-      } else if (!c.empty() && (!k.has_arg_layout || a.offset % 8 == 0)) {
+      } else if (!c.empty() && (!k.has_arg_layout || a.offset % (c == "c64" ? 4 : 8) == 0)) {
         arg["type"] = c;
         arg["value"] = json::array({1, 0});
-      } else if (a.size > 0) {
+      } else if (a.size > 0 && a.size <= kInitMaxBytes) {
         arg["bytes"] = std::string(2 * size_t(a.size), '0');
         raw_bytes.push_back(fmt::format("{} ({} bytes{})", i, a.size,
                                         a.type_name.empty() ? std::string() : ", " + bundle::printable(a.type_name, 60)));
       } else {
-        throw tool::InputError(fmt::format("kernel {}: argument {} is a by-value argument of 0 bytes, which a manifest "
-                                           "cannot give",
-                                           bundle::printable(shown, 120), i));
+        throw tool::InputError(fmt::format("kernel {}: argument {} is {} bytes by value; a manifest gives 1 to {} bytes",
+                                           bundle::printable(shown, 120), i, a.size, kInitMaxBytes));
       }
     }
     // Raw bytes have no alignment of their own, and a complex value's may
