@@ -281,6 +281,8 @@ class Parser {
       const size_t colon = p.find(':');
       if (p.empty() || p.front() != '%' || colon == std::string_view::npos) unreadable(line_, "cannot read a parameter");
       const std::string name(trim(p.substr(0, colon)));
+      // "%" alone: a parameter with no name, which nothing could refer to.
+      if (name.size() < 2) unreadable(line_, "a parameter has no name");
       const bool pointer = has_pointer_type(p.substr(colon + 1, p.find_first_of(" {", colon + 2) - colon - 1));
       define(name, pointer);
       out_.param_names.push_back(name.substr(1));
