@@ -355,3 +355,31 @@ TEST_CASE("inspect: --target lists one exact target, --runs-on what the entry ch
   CHECK(help.out.find("--runs-on") != std::string::npos);
 }
 #endif
+
+#if defined(LRRT_CLI_HSA_STANDIN)
+TEST_CASE("init: an AMDGPU kernel taking a struct by value gets bytes at the code object's offset, and hsa accepts the layout") {
+  // The struct (40 bytes: two pointers, a float, a nested struct) becomes 40
+  // zero bytes at offset 0: its n is 0, so the kernel touches nothing, and
+  // the run shows that the code object's metadata accepted the layout.
+  StandIn standin;
+  TempDir dir;
+  Result r = run_lrrt(dir, {"init", (kKernels / "struct_args.gfx1100.hsaco").string(), "-o", (dir / "m.json").string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const json m = json::parse(read_text(dir / "m.json"));
+  REQUIRE(m["args"].size() == 1);
+  CHECK(m["args"][0]["bytes"] == std::string(80, '0'));
+  CHECK(m["args"][0]["offset"] == 0);
+  CHECK(m["description"].get<std::string>().find("0 (40 bytes") != std::string::npos);
+  r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "--iterations", "1", "--warmup", "0",
+                     "-q", "-o", (dir / "out.json").string(), (dir / "m.json").string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(json::parse(read_text(dir / "out.json"))["runs"][0]["kernargs"]["layout_checked"] == true);
+  // One byte short of the code object's argument: refused, naming it.
+  json short_arg = m;
+  short_arg["args"][0]["bytes"] = std::string(78, '0');
+  r = run_lrrt(dir, {"run", "--backend", "hsa", "--kernel-dir", kKernels.string(), "-q",
+                     write_manifest(dir, "short.json", short_arg).string()});
+  CHECK(r.rc == 2);
+  CHECK_MESSAGE(r.err.find("args[0]") != std::string::npos, r.err);
+}
+#endif
