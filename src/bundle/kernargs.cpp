@@ -90,7 +90,7 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
                          s.pointer ? "pointer" : std::string(dtype_name(args[i].type)), i, k.size);
     else if (s.offset != k.offset)
       what = fmt::format("lands at offset {} but the kernel's argument {} is at offset {}", s.offset, i, k.offset);
-    else if (!s.pointer) {
+    else if (!s.pointer && args[i].kind == ArgSpec::Kind::Scalar) {
       // Same size, other kind of number: 2u read as a float is 2.8e-45.
       const ScalarFamily kernel_family = scalar_family(k.type_name);
       const ScalarFamily given = dtype_is_float(args[i].type) ? ScalarFamily::Float : ScalarFamily::Integer;
@@ -109,7 +109,9 @@ std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const Ker
   std::vector<std::byte> out(std::max(layout.size, min_size), std::byte{0});
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSlot& s = layout.slots[i];
-    if (args[i].kind == ArgSpec::Kind::Buffer) {
+    if (args[i].kind == ArgSpec::Kind::TensorMap) {
+      continue;  // encoded on the device (LoadedKernel::pack_args)
+    } else if (args[i].kind == ArgSpec::Kind::Buffer) {
       const uint64_t addr = buffer_addresses.at(args[i].buffer);
       std::memcpy(out.data() + s.offset, &addr, 8);
     } else {

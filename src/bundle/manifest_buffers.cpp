@@ -137,7 +137,8 @@ void check_checked_buffer_written(const Manifest& m, const VerifySpec& v) {
                         b.name);
   } else {
     const bool passed = std::any_of(m.args.begin(), m.args.end(), [&](const ArgSpec& a) {
-      return a.kind == ArgSpec::Kind::Buffer && a.buffer == v.buffer;
+      return (a.kind == ArgSpec::Kind::Buffer || (a.kind == ArgSpec::Kind::TensorMap && a.access != Access::Read)) &&
+             a.buffer == v.buffer;
     });
     if (!passed) why = fmt::format("no argument passes buffer \"{}\" to the kernel", b.name);
     else if (b.access == Access::Read)

@@ -90,6 +90,12 @@ void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::v
                 const std::string* step = nullptr);
 void parse_launch(const Manifest& m, const json& v, const std::string& ptr, LaunchSpec& L);
 
+// ---- Tensor maps (manifest_tensor_map.cpp) --------------------------------
+
+// {"tensor_map": {...}, "name": ...}: args[i] when it is one.
+bool is_tensor_map_arg(const json& v);
+ArgSpec parse_tensor_map_arg(const Manifest& m, const json& v, const std::string& ptr, const std::string* step);
+
 // ---- Sequences (manifest_sequence.cpp) ------------------------------------
 
 // `o` is the top-level object (it holds "kernels", "sequence", "patch").

@@ -18,6 +18,7 @@
 
 #include "lrrt/bundle/dtype.hpp"
 #include "lrrt/bundle/errors.hpp"
+#include "lrrt/bundle/tensor_map.hpp"
 
 namespace lrrt::bundle {
 
@@ -60,7 +61,9 @@ struct BufferSpec {
 };
 
 struct ArgSpec {
-  enum class Kind { Buffer, Scalar };
+  // TensorMap: a 128-byte descriptor over `buffer` (tensor_map.hpp), passed
+  // by value; `access` is how the kernel uses the buffer through it.
+  enum class Kind { Buffer, Scalar, TensorMap };
   Kind kind = Kind::Scalar;
   size_t buffer = 0;                 // Buffer: index into Manifest::buffers
   DType type = DType::u32;           // Scalar
@@ -77,8 +80,14 @@ struct ArgSpec {
   Access access = Access::None;
   uint64_t range_offset = 0;
   uint64_t range_bytes = 0;          // 0: to the end of the buffer
-  uint32_t size() const { return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_size(type)); }
-  uint32_t align() const { return size(); }
+  std::optional<TensorMapSpec> tensor_map;  // TensorMap
+  uint32_t size() const {
+    if (kind == Kind::TensorMap) return LR_TENSOR_MAP_BYTES;
+    return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_size(type));
+  }
+  uint32_t align() const { return kind == Kind::TensorMap ? LR_TENSOR_MAP_ALIGN : size(); }
+  // A use of buffers[buffer]: a pointer to it, or a tensor map over it.
+  bool uses_buffer() const { return kind == Kind::Buffer || kind == Kind::TensorMap; }
 };
 
 // What a launch promises to touch, checked against buffer sizes.
