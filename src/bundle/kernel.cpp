@@ -221,7 +221,9 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
       declared.push_back(
           KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER, a.type_name});
     }
-    check_kernargs(m.args, layout_, declared, m.kernel);
+    args_ = at_kernel_offsets(m.args, declared);
+    layout_ = layout_kernargs(args_);
+    check_kernargs(args_, layout_, declared, m.kernel);
     layout_checked_ = true;
     kernarg_min_size_ = kp.explicit_kernarg_size;
   }
