@@ -1031,8 +1031,8 @@ lr_status_t lr_tensor_map_encode(lr_device_t device, const lr_tensor_map_desc_t*
     // caller's to fix wherever it is encoded.
     lrrt::rt::validate_tensor_map(*desc);
     Runtime& r = rt();
-    // 64-byte aligned scratch: the driver writes a CUtensorMap, which is.
-    alignas(64) std::byte bytes[LR_TENSOR_MAP_BYTES] = {};
+    // Aligned as cuda.h declares CUtensorMap (128; the driver needs 64).
+    alignas(128) std::byte bytes[LR_TENSOR_MAP_BYTES] = {};
     r.opened(r.device(device)).encode_tensor_map(*desc, bytes);
     std::memcpy(out128, bytes, sizeof(bytes));
   });
