@@ -54,3 +54,18 @@ TEST_CASE("lrrt run: the Triton TMA fixture on host is exit 2 naming the descrip
   CHECK(r.err.find("/args/a_desc") != std::string::npos);
   CHECK(r.err.find("a tensor map needs the cuda backend on sm_90+") != std::string::npos);
 }
+
+TEST_CASE("lrrt init: a Triton TMA entry gives tensor_map arguments and leaves the shape and stride parameters to lrrt") {
+  TempDir dir;
+  const Result init = run_lrrt(dir, {"init", (kSource / "tests/triton/entries/sm_90/tma_add_kernel").string(), "-o",
+                                     (dir / "m.json").string()});
+  REQUIRE(init.rc == 0);
+  const json m = json::parse(read_text(dir / "m.json"));
+  CHECK(m["args"]["a_desc"]["tensor_map"]["buffer"].is_string());
+  CHECK(m["args"]["b_desc"]["tensor_map"]["buffer"].is_string());
+  CHECK_FALSE(m["args"].contains("a_desc.shape0"));
+  // It parses: the only refusal on host is the backend's.
+  const Result r = run_manifest(dir, dir / "m.json");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("a tensor map needs the cuda backend on sm_90+") != std::string::npos);
+}
