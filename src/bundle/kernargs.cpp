@@ -38,7 +38,9 @@ KernargLayout layout_kernargs(const std::vector<ArgSpec>& args) {
       s.offset = (cursor + align - 1) / align * align;
     }
     cursor = std::max(cursor, s.offset + s.size);
-    L.align = std::max(L.align, align);
+    // The segment is padded to 8 at most for a tensor map: the cuda queue
+    // passes a kernel's own parameter bytes, accepting padding up to 8.
+    L.align = std::max(L.align, a.kind == ArgSpec::Kind::TensorMap ? 8u : align);
     L.slots.push_back(s);
   }
   L.size = (cursor + L.align - 1) / L.align * L.align;

@@ -90,7 +90,7 @@ TEST_CASE("tensor_map argument: random shapes parse into CUDA's order, 128 bytes
     CHECK(layout.slots[0].size == 128);
     CHECK_FALSE(layout.slots[0].pointer);
     CHECK(layout.slots[1].offset == 128);
-    CHECK(layout.size == 192);  // padded to the tensor map's 64-byte alignment
+    CHECK(layout.size == 136);  // padded to 8, as the cuda queue accepts (not to 64)
   }
 }
 
@@ -173,6 +173,9 @@ TEST_CASE("Triton tensor descriptors: desugared into tensor maps and Triton's sh
   const auto placed = lrrt::bundle::at_kernel_offsets(m.args, declared);
   const auto layout = lrrt::bundle::layout_kernargs(placed);
   CHECK_NOTHROW(lrrt::bundle::check_kernargs(placed, layout, declared, "tma_add_kernel"));
+  // The cuda queue takes the kernel's parameter bytes plus at most 8-byte padding.
+  CHECK(layout.size >= k.param_bytes);
+  CHECK(layout.size <= (k.param_bytes + 7) / 8 * 8);
   for (size_t i = 0; i < m.args.size(); ++i) {
     INFO("argument ", i, " (", m.args[i].name, ")");
     CHECK(natural.slots[i].offset == ptx.kernels[0].params[i].offset);
@@ -208,4 +211,28 @@ TEST_CASE("Triton tensor descriptors: the manifest's errors name the parameter")
         "/args/a_desc/tensor_map/buffer");
   CHECK(pointer_of([](json& d) { d["args"]["b_desc"]["tensor_map"]["dims"] = {101, 200}; }) == "/args/b_desc/tensor_map/dims");
   CHECK(pointer_of([](json& d) { d["args"]["a_desc.shape0"] = {{"value", 1}}; }) == "/args/a_desc.shape0");
+}
+
+TEST_CASE("tensor map: the CUDA C++ TMA copy's manifest packs at its cubin's offsets and size") {
+  const fs::path cubin_path = fs::path(LRRT_TEST_KERNEL_DIR).parent_path() / "tests/cuda/tma/tma_copy.sm_90.cubin";
+  if (!fs::exists(cubin_path)) return;  // built only with nvcc
+  const auto m = lrrt::bundle::load_manifest(kTritonDir.parent_path() / "cuda/tma_copy/manifest.json");
+  REQUIRE(m.args.size() == 4);
+  CHECK(m.args[0].kind == ArgSpec::Kind::TensorMap);
+  const auto& d = m.args[0].tensor_map->desc;
+  CHECK(d.global_dims[0] == 160);
+  CHECK(d.global_dims[1] == 300);
+  CHECK(d.global_strides[0] == 800);  // the view's rows are the matrix's (200 f32)
+  const auto cubin = lrrt::formats::nvidia::parse_cubin(read_bytes(cubin_path));
+  REQUIRE(cubin.kernels.size() == 1);
+  const auto& k = cubin.kernels[0];
+  REQUIRE(k.params.size() == 4);
+  std::vector<lrrt::bundle::KernelArg> declared;
+  for (const auto& p : k.params) declared.push_back({p.offset, p.size, false, "", false, ""});
+  const auto placed = lrrt::bundle::at_kernel_offsets(m.args, declared);
+  const auto layout = lrrt::bundle::layout_kernargs(placed);
+  CHECK_NOTHROW(lrrt::bundle::check_kernargs(placed, layout, declared, "tma_copy"));
+  CHECK(layout.size >= k.param_bytes);
+  CHECK(layout.size <= (k.param_bytes + 7) / 8 * 8);
+  for (size_t i = 0; i < 4; ++i) CHECK(layout.slots[i].offset == k.params[i].offset);
 }
