@@ -10,7 +10,7 @@ import ctypes
 from pathlib import Path
 
 from . import _np
-from ._args import U32_MAX, check_pointee, check_scalar, dim3, pack_value, parse_type, scalar_code, whole
+from ._args import U32_MAX, aggregate, check_pointee, check_scalar, dim3, pack_value, parse_type, scalar_code, whole
 from ._buffer import Buffer, PinnedBuffer, _Runtime, inside_allocation, shutdown
 from ._foreign import Registration, Staging, _host_array, _stale, address_of, foreign_extent
 from ._lib import (ARG_GLOBAL_BUFFER, ArgumentError, ArgumentRangeError, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
@@ -285,6 +285,12 @@ class Kernel:
         self._declared = [parse_type(a["type_name"]) for a in self.args]  # (pointer, family, bytes), parsed once
         self._host = module.device.backend == "host"
 
+    def _declared_size(self, i):
+        """(pointer, family, bytes) of argument i with bytes the kernel's
+        size (a struct's declared type name says nothing lrrt knows)."""
+        pointer, fam, _ = self._declared[i]
+        return pointer, fam, self.args[i]["size"]
+
     def pack(self, args, types=None):
         """The argument bytes, by the kernel's own layout when it declares one
         (checked: count, pointer or value, size, and the declared types: a
@@ -308,6 +314,19 @@ class Kernel:
             t = types[i] if types is not None else None
             where = f"{what}: argument {i}" + (f" ({decl['name']})" if decl is not None and decl["name"] else "")
             declared = self._declared[i] if decl is not None else (False, None, 0)
+            # By value as bytes: a ctypes.Structure, a numpy structured scalar,
+            # bytes, a complex number (docs/python.md).
+            agg = None if t == "ptr" else aggregate(a, self._declared_size(i) if decl is not None else None, t, where)
+            if agg is not None:
+                data, align = agg
+                if decl is not None and (decl["kind"] == ARG_GLOBAL_BUFFER or decl["size"] != len(data)):
+                    raise Error(1, what, f"argument {i} ({decl['name'] or '?'}) is {len(data)} bytes by value but the "
+                                f"kernel's is {'a pointer' if decl['kind'] == ARG_GLOBAL_BUFFER else str(decl['size']) + ' bytes'}")
+                off = decl["offset"] if decl is not None else (len(out) + align - 1) // align * align
+                if len(out) < off + len(data):
+                    out.extend(b"\0" * (off + len(data) - len(out)))
+                out[off:off + len(data)] = data
+                continue
             if t == "ptr":
                 pointer = True
             elif t is not None:

@@ -1,6 +1,7 @@
 """Kernel arguments from Python values: range-checked integers (no silent
 ctypes wrap), the kernel's declared types (a float64 array is not a float*,
 np.int32 is not a float), addresses of foreign memory."""
+import ctypes
 import operator
 import struct
 
@@ -162,3 +163,50 @@ def pack_value(value, code, where):
         if isinstance(value, (int, float)) or hasattr(value, "__index__"):
             raise ArgumentRangeError(1, where, f"{value!r} does not fit the kernel's type ({e})") from None
         raise ArgumentError(1, where, f"cannot take {type(value).__name__}: {e}") from None
+
+
+def natural_alignment(size):
+    """Raw bytes have no type to align by: the largest power of two up to 8
+    that divides their length (as a manifest's "bytes" argument)."""
+    a = 1
+    while a < 8 and size % (a * 2) == 0:
+        a *= 2
+    return a
+
+
+def aggregate(value, declared, type_name, where):
+    """(bytes, alignment) of an argument passed by value as a block of bytes,
+    or None when value is not one: a ctypes.Structure or Union (its bytes), a
+    numpy structured scalar (np.void), bytes, a complex number (numpy
+    complex64/complex128 as they are; a Python complex as c128, or c64 where
+    the type given is "c64" or the kernel's argument is 8 bytes). declared:
+    (pointer, family, bytes) of the kernel's declared type, family None when
+    unknown, or None without a layout."""
+    np = _np.loaded()
+    if isinstance(value, (ctypes.Structure, ctypes.Union)):
+        return bytes(value), ctypes.alignment(value)
+    if np is not None and isinstance(value, np.void):
+        return value.tobytes(), value.dtype.alignment
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if not data:
+            raise ArgumentError(1, where, "empty bytes: a by-value argument has at least one byte")
+        return data, natural_alignment(len(data))
+    is_np_complex = np is not None and isinstance(value, np.complexfloating)
+    if not (is_np_complex or isinstance(value, complex)):
+        return None
+    if declared is not None and declared[1] is not None and not declared[0]:
+        # A complex number for a real scalar would pass a size check by luck
+        # (c64 and double are both 8 bytes).
+        raise ArgumentError(1, where, f"a complex number for the kernel's real {declared[1]}-family scalar")
+    if is_np_complex:
+        if type_name not in (None, "value") and {"c64": 8, "c128": 16}.get(type_name) != value.itemsize:
+            raise ArgumentError(1, where, f"a {value.dtype} scalar given as {type_name}")
+        return value.tobytes(), value.itemsize // 2
+    single = type_name == "c64" or (type_name in (None, "value") and declared is not None and declared[2] == 8)
+    if type_name not in (None, "value", "c64", "c128"):
+        raise ArgumentError(1, where, f"a complex number given as {type_name} (c64 or c128)")
+    try:
+        return struct.pack("<ff" if single else "<dd", value.real, value.imag), 4 if single else 8
+    except OverflowError as e:
+        raise ArgumentRangeError(1, where, f"{value!r} does not fit c64 ({e})") from None

@@ -19,6 +19,7 @@ constexpr Info kInfo[] = {
     {DType::i64, "i64", 8, "<i8"},   {DType::u8, "u8", 1, "|u1"},    {DType::u16, "u16", 2, "<u2"},
     {DType::u32, "u32", 4, "<u4"},   {DType::u64, "u64", 8, "<u8"},  {DType::f16, "f16", 2, "<f2"},
     {DType::bf16, "bf16", 2, ""},    {DType::f32, "f32", 4, "<f4"},  {DType::f64, "f64", 8, "<f8"},
+    {DType::c64, "c64", 8, "<c8"},   {DType::c128, "c128", 16, "<c16"},
 };
 
 const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
@@ -92,8 +93,12 @@ std::optional<DType> parse_dtype(std::string_view name) {
 std::string_view dtype_name(DType t) { return info(t).name; }
 size_t dtype_size(DType t) { return info(t).size; }
 bool dtype_is_float(DType t) {
-  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64 || dtype_is_complex(t);
 }
+bool dtype_is_complex(DType t) { return t == DType::c64 || t == DType::c128; }
+DType dtype_part(DType t) { return t == DType::c64 ? DType::f32 : t == DType::c128 ? DType::f64 : t; }
+size_t dtype_parts(DType t) { return dtype_is_complex(t) ? 2 : 1; }
+size_t dtype_align(DType t) { return dtype_size(dtype_part(t)); }
 bool dtype_is_signed(DType t) {
   return t == DType::i8 || t == DType::i16 || t == DType::i32 || t == DType::i64;
 }
@@ -107,7 +112,7 @@ std::string dtype_list() {
 }
 std::string_view dtype_npy_descr(DType t) { return info(t).npy; }
 std::optional<DType> dtype_from_npy_descr(std::string_view d) {
-  if (d.size() != 3) return std::nullopt;
+  if (d.size() < 3 || d.size() > 4) return std::nullopt;
   for (const auto& i : kInfo) {
     if (i.npy.empty() || i.npy.substr(1) != d.substr(1)) continue;
     // Little-endian or native (this tool runs on little-endian hosts); byte
@@ -136,6 +141,8 @@ long double load_element(DType t, const std::byte* base, size_t i) {
     case DType::bf16: return bf16_bits_to_double(read_as<uint16_t>(base, i));
     case DType::f32: return read_as<float>(base, i);
     case DType::f64: return read_as<double>(base, i);
+    case DType::c64: return read_as<float>(base, 2 * i);
+    case DType::c128: return read_as<double>(base, 2 * i);
   }
   return 0;
 }
@@ -154,6 +161,14 @@ void store_element(DType t, std::byte* base, size_t i, long double v) {
     case DType::bf16: write_as<uint16_t>(base, i, double_to_bf16_bits(static_cast<double>(v))); break;
     case DType::f32: write_as<float>(base, i, static_cast<float>(v)); break;
     case DType::f64: write_as<double>(base, i, static_cast<double>(v)); break;
+    case DType::c64:
+      write_as<float>(base, 2 * i, static_cast<float>(v));
+      write_as<float>(base, 2 * i + 1, 0.0f);
+      break;
+    case DType::c128:
+      write_as<double>(base, 2 * i, static_cast<double>(v));
+      write_as<double>(base, 2 * i + 1, 0.0);
+      break;
   }
 }
 

@@ -22,6 +22,9 @@ uint64_t fresh_seed() {
 }
 
 void fill_poison(DType type, std::byte* out, uint64_t count) {
+  // A complex element is poisoned in both parts.
+  count *= dtype_parts(type);
+  type = dtype_part(type);
   if (dtype_is_float(type)) {
     for (uint64_t i = 0; i < count; ++i) store_element(type, out, i, std::numeric_limits<long double>::quiet_NaN());
   } else {
@@ -41,6 +44,7 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
       return std::nullopt;
     case BufferInit::Kind::Fill:
       store_element(b.type, out, 0, init.fill);
+      if (dtype_is_complex(b.type)) store_element(dtype_part(b.type), out, 1, init.fill_imag);
       for (uint64_t i = 1; i < n; ++i) std::memcpy(out + i * dtype_size(b.type), out, dtype_size(b.type));
       return std::nullopt;
     case BufferInit::Kind::Iota:
@@ -61,10 +65,12 @@ std::optional<uint64_t> fill_buffer(const BufferSpec& b, std::byte* out) {
       const uint64_t seed = init.seed ? *init.seed : fresh_seed();
       std::mt19937_64 rng(seed);  // fully specified by the standard: same values everywhere
       if (dtype_is_float(b.type)) {
+        // Complex: each part uniform in [min, max), real then imaginary.
         const long double span = init.max - init.min;
-        for (uint64_t i = 0; i < n; ++i) {
+        const DType part = dtype_part(b.type);
+        for (uint64_t i = 0; i < n * dtype_parts(b.type); ++i) {
           const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
-          store_element(b.type, out, i, init.min + span * u);
+          store_element(part, out, i, init.min + span * u);
         }
       } else {
         const unsigned __int128 range = static_cast<unsigned __int128>(init.max - init.min) + 1;

@@ -92,6 +92,15 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
     if (k.kind_known && s.pointer != k.pointer)
       what = fmt::format("is a {} but the kernel's argument {} is a {}", s.pointer ? "buffer (pointer)" : "scalar value", i,
                          k.pointer ? "pointer" : "value");
+    else if (s.size != k.size && args[i].kind == ArgSpec::Kind::Bytes)
+      // A struct or raw bytes must be exactly the kernel's by-value argument.
+      what = args[i].is_struct
+                 ? fmt::format("args[{}]{} is a struct of {} bytes but the kernel's argument {} is {} bytes ({})", i,
+                               args[i].name.empty() ? "" : " '" + args[i].name + "'", s.size, i, k.size,
+                               s.size > k.size ? "wider" : "narrower")
+                 : fmt::format("args[{}]{} is a bytes argument of {} bytes but the kernel's argument {} is {} bytes ({})", i,
+                               args[i].name.empty() ? "" : " '" + args[i].name + "'", s.size, i, k.size,
+                               s.size > k.size ? "wider" : "narrower");
     else if (s.size != k.size)
       what = fmt::format("is {} bytes ({}) but the kernel's argument {} is {} bytes", s.size,
                          s.pointer ? "pointer" : std::string(dtype_name(args[i].type)), i, k.size);
@@ -130,11 +139,44 @@ std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const Ker
     } else if (args[i].kind == ArgSpec::Kind::Buffer) {
       const uint64_t addr = buffer_addresses.at(args[i].buffer);
       std::memcpy(out.data() + s.offset, &addr, 8);
+    } else if (args[i].kind == ArgSpec::Kind::Bytes) {
+      std::memcpy(out.data() + s.offset, args[i].blob.data(), s.size);
+      for (const auto& f : args[i].pointer_fields) {
+        const uint64_t addr = buffer_addresses.at(f.buffer) + f.range_offset;
+        std::memcpy(out.data() + s.offset + f.offset, &addr, 8);
+      }
     } else {
       std::memcpy(out.data() + s.offset, args[i].bytes.data(), s.size);
     }
   }
   return out;
+}
+
+std::vector<BufferUse> buffer_uses(const std::vector<ArgSpec>& args) {
+  std::vector<BufferUse> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec& a = args[i];
+    if (a.kind == ArgSpec::Kind::Buffer)
+      out.push_back({i, a.buffer, a.access, a.range_offset, a.range_bytes, 0, false, "", fmt::format("argument {}", i)});
+    else if (a.kind == ArgSpec::Kind::TensorMap)  // its access is its own (read by default)
+      out.push_back({i, a.buffer, a.access, 0, 0, 0, false, "", fmt::format("argument {} (a tensor map)", i)});
+    else if (a.kind == ArgSpec::Kind::Bytes)
+      for (const auto& f : a.pointer_fields)
+        out.push_back({i, f.buffer, f.access, f.range_offset, f.range_bytes, f.offset, true, f.path,
+                       fmt::format("argument {} field {}", i, f.path)});
+  }
+  return out;
+}
+
+void SequencePatch::apply(ArgSpec& a, size_t k) const {
+  if (field.empty()) {
+    a.value = values[k];
+    a.bytes = encoded[k];
+    return;
+  }
+  std::memcpy(a.blob.data() + field_offset, encoded[k].data(), dtype_size(type));
+  for (auto& f : a.scalar_fields)
+    if (f.offset == field_offset) f.value = values[k];
 }
 
 }  // namespace lrrt::bundle

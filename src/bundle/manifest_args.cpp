@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "lrrt/bundle/json_input.hpp"
 #include "lrrt/bundle/text.hpp"
@@ -31,10 +32,38 @@ namespace {
 void encode_scalar(ArgSpec& a) {
   a.bytes.fill(std::byte{0});
   store_element(a.type, a.bytes.data(), 0, a.value);
+  if (dtype_is_complex(a.type)) store_element(dtype_part(a.type), a.bytes.data(), 1, a.value_imag);
 }
 
-
 }  // namespace
+
+// A scalar's "type", "value" (complex: [re, im]) and "bounds"; `what` names
+// it in messages (its name or index).
+void parse_scalar(const Manifest& m, const Obj& o, ArgSpec& a, const std::string& what) {
+  a.kind = ArgSpec::Kind::Scalar;
+  a.type = get_dtype(o.req("type", "a scalar needs a type: " + dtype_list()), o.ptr("type"));
+  const json& val = o.req("value");
+  if (dtype_is_complex(a.type)) {
+    std::tie(a.value, a.value_imag) = get_complex(val, o.ptr("value"), a.type);
+  } else {
+    if (auto ref = size_reference(m, val, o.ptr("value"))) a.value = static_cast<long double>(*ref);
+    else a.value = get_number(val, o.ptr("value"));
+    check_value_fits(a.type, a.value, o.ptr("value"));
+  }
+  encode_scalar(a);
+  if (auto* b = o.opt("bounds")) {
+    const std::string bp = o.ptr("bounds");
+    if (dtype_is_float(a.type)) throw ManifestError(bp, "only integer scalar arguments take bounds");
+    if (!b->is_array()) throw ManifestError(bp, "expected an array of buffer names, got " + describe(*b));
+    for (size_t k = 0; k < b->size(); ++k) {
+      const std::string kp = fmt::format("{}/{}", bp, k);
+      const auto& buf = m.buffers[find_buffer_index(m, (*b)[k], kp)];
+      if (a.value > static_cast<long double>(buf.count))
+        throw ManifestError(kp, fmt::format("buffer \"{}\" is too small: argument {} = {} but the buffer has {} elements",
+                                            buf.name, what, static_cast<double>(a.value), buf.count));
+    }
+  }
+}
 
 // A byte range of buffer b: {"offset": bytes, "bytes": n}; both multiples of
 // the element size, inside the buffer. bytes defaults to the rest.
@@ -64,7 +93,8 @@ void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::v
       out.push_back(parse_tensor_map_arg(m, v[i], ap, step));
       continue;
     }
-    std::vector<std::string> known = {"buffer", "type", "value", "offset", "name", "bounds"};
+    std::vector<std::string> known = {"buffer", "type", "value", "offset", "name", "bounds",
+                                      "struct", "bytes", "bytes_file", "align", "size"};
     if (step) known.insert(known.end(), {"access", "range"});
     Obj o(v[i], ap, known);
     o.finish();
@@ -72,7 +102,12 @@ void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::v
     a.pointer = ap;
     if (auto* n = o.opt("name")) a.name = get_string(*n, o.ptr("name"));
     if (auto* off = o.opt("offset")) a.offset = static_cast<uint32_t>(get_uint(*off, o.ptr("offset"), 0, 1u << 20));
-    if (o.has("buffer")) {
+    if (o.has("struct") || o.has("bytes") || o.has("bytes_file")) {
+      // By-value aggregates: manifest_struct_args.cpp.
+      parse_aggregate_arg(m, o, a, fmt::format("args[{}]", i), step != nullptr);
+    } else if (o.has("align") || o.has("size")) {
+      throw ManifestError(o.ptr(o.has("align") ? "align" : "size"), "only struct and bytes arguments take \"align\" or \"size\"");
+    } else if (o.has("buffer")) {
       if (o.has("type") || o.has("value"))
         throw ManifestError(ap, "a buffer argument takes no \"type\" or \"value\" (give either {\"buffer\": ...} or {\"type\": ..., \"value\": ...})");
       if (o.has("bounds")) throw ManifestError(o.ptr("bounds"), "only integer scalar arguments take bounds");
@@ -88,26 +123,7 @@ void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::v
         throw ManifestError(o.ptr(o.has("access") ? "access" : "range"), "only buffer arguments declare access");
       if (!o.has("type") && !o.has("value"))
         throw ManifestError(ap, "missing required field \"buffer\" (a buffer argument) or \"type\" and \"value\" (a scalar)");
-      a.kind = ArgSpec::Kind::Scalar;
-      a.type = get_dtype(o.req("type", "a scalar needs a type: " + dtype_list()), o.ptr("type"));
-      const json& val = o.req("value");
-      if (auto ref = size_reference(m, val, o.ptr("value"))) a.value = static_cast<long double>(*ref);
-      else a.value = get_number(val, o.ptr("value"));
-      check_value_fits(a.type, a.value, o.ptr("value"));
-      encode_scalar(a);
-      if (auto* b = o.opt("bounds")) {
-        const std::string bp = o.ptr("bounds");
-        if (dtype_is_float(a.type)) throw ManifestError(bp, "only integer scalar arguments take bounds");
-        if (!b->is_array()) throw ManifestError(bp, "expected an array of buffer names, got " + describe(*b));
-        for (size_t k = 0; k < b->size(); ++k) {
-          const std::string kp = fmt::format("{}/{}", bp, k);
-          const auto& buf = m.buffers[find_buffer_index(m, (*b)[k], kp)];
-          if (a.value > static_cast<long double>(buf.count))
-            throw ManifestError(kp, fmt::format("buffer \"{}\" is too small: argument {} = {} but the buffer has {} elements",
-                                                buf.name, a.name.empty() ? std::to_string(i) : a.name,
-                                                static_cast<double>(a.value), buf.count));
-        }
-      }
+      parse_scalar(m, o, a, a.name.empty() ? std::to_string(i) : a.name);
     }
     out.push_back(std::move(a));
   }

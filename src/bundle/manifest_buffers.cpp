@@ -46,8 +46,14 @@ BufferInit parse_init(const Manifest& m, const json& v, const std::string& ptr, 
     init.kind = key == "zeros" ? BufferInit::Kind::Zeros : BufferInit::Kind::Poison;
   } else if (key == "fill") {
     init.kind = BufferInit::Kind::Fill;
-    init.fill = get_number(val, vp);
-    check_value_fits(type, init.fill, vp);
+    if (dtype_is_complex(type)) {
+      const auto [re, im] = get_complex(val, vp, type);
+      init.fill = re;
+      init.fill_imag = im;
+    } else {
+      init.fill = get_number(val, vp);
+      check_value_fits(type, init.fill, vp);
+    }
   } else if (key == "iota") {
     init.kind = BufferInit::Kind::Iota;
     Obj io(val, vp, {"start", "step"});
@@ -100,7 +106,8 @@ void parse_expected(Manifest& m, VerifySpec& vs, const json& v, const std::strin
     // a u32 would otherwise be truncated before the comparison.
     for (size_t k = 0; k < val.size(); ++k) {
       const std::string kp = fmt::format("{}/{}", vp, k);
-      check_value_fits(buf.type, get_number(val[k], kp), kp);
+      if (dtype_is_complex(buf.type)) get_complex(val[k], kp, buf.type);  // [re, im] or a real number
+      else check_value_fits(buf.type, get_number(val[k], kp), kp);
     }
     vs.values = val;
   } else if (key == "reference_backend") {
@@ -127,8 +134,7 @@ void check_checked_buffer_written(const Manifest& m, const VerifySpec& v) {
     for (const auto& s : m.sequence->steps) {
       if (s.kind != SequenceStep::Kind::Kernel) written |= s.to == v.buffer;
       else
-        for (const auto& a : s.args)
-          written |= a.kind == ArgSpec::Kind::Buffer && a.buffer == v.buffer && a.access != Access::Read;
+        for (const auto& u : buffer_uses(s.args)) written |= u.buffer == v.buffer && u.access != Access::Read;
       if (written) break;
     }
     if (!written)
@@ -136,9 +142,10 @@ void check_checked_buffer_written(const Manifest& m, const VerifySpec& v) {
                         "to it, no fill of it)",
                         b.name);
   } else {
-    const bool passed = std::any_of(m.args.begin(), m.args.end(), [&](const ArgSpec& a) {
-      return (a.kind == ArgSpec::Kind::Buffer || (a.kind == ArgSpec::Kind::TensorMap && a.access != Access::Read)) &&
-             a.buffer == v.buffer;
+    const auto uses = buffer_uses(m.args);
+    // A tensor map the kernel only reads through does not write the buffer.
+    const bool passed = std::any_of(uses.begin(), uses.end(), [&](const BufferUse& u) {
+      return u.buffer == v.buffer && !(m.args[u.arg].kind == ArgSpec::Kind::TensorMap && u.access == Access::Read);
     });
     if (!passed) why = fmt::format("no argument passes buffer \"{}\" to the kernel", b.name);
     else if (b.access == Access::Read)
@@ -266,7 +273,9 @@ json BufferInit::to_json() const {
   switch (kind) {
     case Kind::Poison: return "poison";
     case Kind::Zeros: return "zeros";
-    case Kind::Fill: return json{{"fill", static_cast<double>(fill)}};
+    case Kind::Fill:
+      if (fill_imag != 0) return json{{"fill", {static_cast<double>(fill), static_cast<double>(fill_imag)}}};
+      return json{{"fill", static_cast<double>(fill)}};
     case Kind::Iota: return json{{"iota", {{"start", static_cast<double>(start)}, {"step", static_cast<double>(step)}}}};
     case Kind::Random: {
       json r{{"min", static_cast<double>(min)}, {"max", static_cast<double>(max)}};

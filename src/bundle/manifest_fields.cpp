@@ -132,7 +132,7 @@ long double get_number(const json& v, const std::string& ptr) {
 void check_value_fits(DType t, long double v, const std::string& ptr) {
   if (dtype_is_float(t)) {
     if (!std::isfinite(v)) return;  // only "inf"/"nan" strings get here
-    std::array<std::byte, 8> bytes{};
+    std::array<std::byte, 16> bytes{};  // c128 is 16 bytes
     store_element(t, bytes.data(), 0, v);
     if (std::isinf(load_element(t, bytes.data(), 0)))
       throw ManifestError(ptr, fmt::format("{} is beyond the range of {} (it would become infinity; write \"inf\" if "
@@ -144,6 +144,21 @@ void check_value_fits(DType t, long double v, const std::string& ptr) {
     throw ManifestError(ptr, fmt::format("{} needs an integer value, got {}", dtype_name(t), static_cast<double>(v)));
   if (!integer_fits(t, v))
     throw ManifestError(ptr, fmt::format("value {} does not fit in {}", static_cast<double>(v), dtype_name(t)));
+}
+
+std::pair<long double, long double> get_complex(const json& v, const std::string& ptr, DType t) {
+  const DType part = dtype_part(t);
+  if (!v.is_array()) {
+    const long double re = get_number(v, ptr);
+    check_value_fits(part, re, ptr);
+    return {re, 0};
+  }
+  if (v.size() != 2)
+    throw ManifestError(ptr, fmt::format("a {} value is [real, imaginary], got an array of {}", dtype_name(t), v.size()));
+  const long double re = get_number(v[0], ptr + "/0"), im = get_number(v[1], ptr + "/1");
+  check_value_fits(part, re, ptr + "/0");
+  check_value_fits(part, im, ptr + "/1");
+  return {re, im};
 }
 
 DType get_dtype(const json& v, const std::string& ptr) {

@@ -4,6 +4,7 @@
 //   manifest_fields.cpp    JSON field helpers (strings, numbers, sizes, buffer names)
 //   manifest_buffers.cpp   buffers, their init, verify and save
 //   manifest_args.cpp      kernel arguments and the launch
+//   manifest_struct_args.cpp  struct and raw-bytes arguments (C layout, pointer fields)
 //   manifest_sequence.cpp  sequences and patches
 //   manifest_triton.cpp    a Triton cache entry desugared to a plain manifest
 //   manifest.cpp           the top level: parse, load, resolve the code object
@@ -70,6 +71,9 @@ double get_double(const json& v, const std::string& ptr);
 bool get_bool(const json& v, const std::string& ptr);
 long double get_number(const json& v, const std::string& ptr);
 void check_value_fits(DType t, long double v, const std::string& ptr);
+// A complex value of type t (c64, c128): [re, im], or a real number (im = 0);
+// each part must fit t's part type.
+std::pair<long double, long double> get_complex(const json& v, const std::string& ptr, DType t);
 DType get_dtype(const json& v, const std::string& ptr);
 fs::path resolve_input_file(const Manifest& m, const json& v, const std::string& ptr);
 size_t find_buffer_index(const Manifest& m, const json& v, const std::string& ptr);
@@ -89,6 +93,17 @@ void parse_range(const BufferSpec& b, const json& v, const std::string& ptr, uin
 void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::vector<ArgSpec>& out,
                 const std::string* step = nullptr);
 void parse_launch(const Manifest& m, const json& v, const std::string& ptr, LaunchSpec& L);
+// A scalar's type, value and bounds into `a` (a scalar argument or a struct's field).
+void parse_scalar(const Manifest& m, const Obj& o, ArgSpec& a, const std::string& what);
+
+// ---- Struct and bytes arguments (manifest_struct_args.cpp) ----------------
+
+// Deepest nesting of structs in an argument.
+inline constexpr size_t kMaxStructDepth = 16;
+// {"struct": [...]} (C layout), {"bytes": "hex"} or {"bytes_file": path}
+// into `a` (Kind::Bytes); `label` is "args[N]" for messages; `step`: a
+// sequence step (pointer fields may declare access and range).
+void parse_aggregate_arg(const Manifest& m, const Obj& o, ArgSpec& a, const std::string& label, bool step);
 
 // ---- Tensor maps (manifest_tensor_map.cpp) --------------------------------
 

@@ -188,12 +188,14 @@ class SequenceParser {
       const auto& b = m_.buffers[s.to];
       const long double value = get_number(f.req("value", "the element value to fill with"), f.ptr("value"));
       check_value_fits(b.type, value, f.ptr("value"));
-      std::array<std::byte, 8> bytes{};
+      ScalarBytes bytes{};
       store_element(b.type, bytes.data(), 0, value);
       const size_t esize = dtype_size(b.type);
-      if (esize == 8) {
+      if (esize >= 8) {
         // The runtime fills with 1-, 2- or 4-byte patterns (cuMemsetD8/16/32).
-        if (std::memcmp(bytes.data(), bytes.data() + 4, 4) != 0)
+        bool repeats = true;
+        for (size_t q = 4; q < esize; q += 4) repeats = repeats && std::memcmp(bytes.data(), bytes.data() + q, 4) == 0;
+        if (!repeats)
           throw ManifestError(f.ptr("value"), fmt::format("{} is not a repeated 4-byte pattern; fills of {} buffers take such values only (e.g. 0)",
                                                           static_cast<double>(value), dtype_name(b.type)));
         s.pattern_size = 4;
@@ -288,22 +290,41 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
   const SequenceStep& s = P.written(p.written);
   if (s.kind != SequenceStep::Kind::Kernel)
     throw ManifestError(o.ptr("step"), fmt::format("step \"{}\" is not a kernel step; only kernel arguments can be patched", s.name));
-  const json& a = o.req("arg", "the argument's name or index");
+  const json& a = o.req("arg", "the argument's name or index, or a struct's scalar field by dotted name (\"p.bias\")");
   const std::string ap = o.ptr("arg");
+  const ArgScalarField* field = nullptr;
   if (a.is_string()) {
     const std::string name = a.get<std::string>();
-    auto it = std::find_if(s.args.begin(), s.args.end(), [&](const ArgSpec& x) { return x.name == name; });
+    // "p.bias": argument "p", its scalar field "bias" (nested: "p.inner.k").
+    const std::string root = name.substr(0, name.find('.'));
+    auto it = std::find_if(s.args.begin(), s.args.end(), [&](const ArgSpec& x) { return x.name == root; });
     if (it == s.args.end())
-      throw ManifestError(ap, fmt::format("step \"{}\" has no argument named \"{}\"", s.name, printable(name, 60)));
+      throw ManifestError(ap, fmt::format("step \"{}\" has no argument named \"{}\"", s.name, printable(root, 60)));
     p.arg = static_cast<size_t>(it - s.args.begin());
+    if (root != name) {
+      for (const auto& f : it->scalar_fields)
+        if (f.path == name) field = &f;
+      if (!field)
+        throw ManifestError(ap, fmt::format("argument \"{}\" of step \"{}\" has no named scalar field \"{}\"", root, s.name,
+                                            printable(name, 80)));
+    }
   } else {
     p.arg = static_cast<size_t>(get_uint(a, ap));
     if (p.arg >= s.args.size())
       throw ManifestError(ap, fmt::format("step \"{}\" has {} argument(s)", s.name, s.args.size()));
   }
   const ArgSpec& arg = s.args[p.arg];
-  if (arg.kind != ArgSpec::Kind::Scalar)
-    throw ManifestError(ap, fmt::format("argument {} of step \"{}\" is a buffer; only scalars can be patched", p.arg, s.name));
+  if (arg.kind != ArgSpec::Kind::Scalar && !field)
+    throw ManifestError(ap, fmt::format("argument {} of step \"{}\" is a {}; only scalars can be patched (and a struct's "
+                                        "named scalar fields, \"arg\": \"p.name\")",
+                                        p.arg, s.name, arg.kind == ArgSpec::Kind::Buffer ? "buffer" : "struct or bytes"));
+  p.type = field ? field->type : arg.type;
+  if (field) {
+    p.field = field->path;
+    p.field_offset = field->offset;
+  }
+  if (dtype_is_complex(p.type))
+    throw ManifestError(ap, fmt::format("a {} argument cannot be patched (patch values are real numbers)", dtype_name(p.type)));
   const json& vals = o.req("values", "the values the argument takes, one per patched replay");
   const std::string vp = o.ptr("values");
   if (!vals.is_array() || vals.empty() || vals.size() > 1000)
@@ -319,11 +340,11 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
   };
   std::vector<PatchLimit> limits;
   const json& arg_json = P.written_json(p.written).at("args").at(p.arg);
-  if (auto b = arg_json.find("bounds"); b != arg_json.end())
+  if (auto b = arg_json.find("bounds"); !field && b != arg_json.end())
     for (size_t k = 0; k < b->size(); ++k)
       limits.push_back({find_buffer_index(m, (*b)[k], fmt::format("{}/bounds/{}", arg.pointer, k)),
                         fmt::format("its \"bounds\" ({}/bounds) say the kernel indexes the buffer with [0, value)", arg.pointer)});
-  if (auto v = arg_json.find("value"); v != arg_json.end() && v->is_object() && v->contains("count_of")) {
+  if (auto v = arg_json.find("value"); !field && v != arg_json.end() && v->is_object() && v->contains("count_of")) {
     limits.push_back({find_buffer_index(m, v->at("count_of"), arg.pointer + "/value/count_of"),
                       fmt::format("its value is the buffer's size ({}/value/count_of)", arg.pointer)});
     for (const Coverage& c : s.launch.covers)
@@ -332,7 +353,7 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
   for (size_t k = 0; k < vals.size(); ++k) {
     const std::string kp = fmt::format("{}/{}", vp, k);
     const long double x = get_number(vals[k], kp);
-    check_value_fits(arg.type, x, kp);
+    check_value_fits(p.type, x, kp);
     // "bounds" holds for every value the argument takes: a patched size
     // larger than a buffer would make the replay index past its end.
     for (const PatchLimit& lim : limits) {
@@ -344,8 +365,8 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
                                             x >= 0 ? fmt::to_string(static_cast<uint64_t>(x)) : fmt::to_string(static_cast<int64_t>(x)),
                                             lim.because, buf.count));
     }
-    std::array<std::byte, 8> bytes{};
-    store_element(arg.type, bytes.data(), 0, x);
+    ScalarBytes bytes{};
+    store_element(p.type, bytes.data(), 0, x);
     p.values.push_back(x);
     p.encoded.push_back(bytes);
   }

@@ -31,6 +31,40 @@ class Signature {
     return (*in_.initial)[arg(i, ArgSpec::Kind::Buffer).buffer].data();
   }
   size_t buffer_index(size_t i) const { return arg(i, ArgSpec::Kind::Buffer).buffer; }
+  // A by-value struct of `size` bytes (the kernel's C layout).
+  const ArgSpec& struct_arg(size_t i, size_t size) const {
+    const ArgSpec& a = arg(i, ArgSpec::Kind::Bytes);
+    if (a.blob.size() != size) fail();
+    return a;
+  }
+  // The buffer behind the pointer field at `offset` of struct argument i.
+  const BufferSpec& field_buffer(size_t i, uint32_t offset, DType type) const {
+    for (const auto& f : arg(i, ArgSpec::Kind::Bytes).pointer_fields)
+      if (f.offset == offset) {
+        if (f.range_offset) fail("a pointer field with a range");
+        const BufferSpec& b = in_.manifest->buffers[f.buffer];
+        if (b.type != type) fail();
+        return b;
+      }
+    fail();
+  }
+  // A struct field's value as the kernel reads it: the argument's bytes.
+  template <typename T>
+  T field(size_t i, uint32_t offset) const {
+    T v;
+    std::memcpy(&v, arg(i, ArgSpec::Kind::Bytes).blob.data() + offset, sizeof(T));
+    return v;
+  }
+  // A complex scalar argument's parts, from its bytes.
+  std::pair<double, double> complex_scalar(size_t i, DType type) const {
+    const ArgSpec& a = arg(i, ArgSpec::Kind::Scalar);
+    if (a.type != type) fail();
+    return {static_cast<double>(load_element(dtype_part(type), a.bytes.data(), 0)),
+            static_cast<double>(load_element(dtype_part(type), a.bytes.data(), 1))};
+  }
+  bool poisoned_buffer(size_t buffer, uint64_t e) const { return in_.is_poisoned(buffer, e); }
+  const std::byte* initial_buffer(size_t buffer) const { return (*in_.initial)[buffer].data(); }
+  size_t index_of(const BufferSpec& b) const { return static_cast<size_t>(&b - in_.manifest->buffers.data()); }
   // The scalar as the kernel receives it: the argument's bytes, not the
   // manifest's number (1e-44 is the f32 subnormal 9.8e-45; a patch is bytes).
   long double scalar(size_t i) const {
@@ -81,11 +115,40 @@ void set_f32(ReferenceOutput& out, uint64_t i, double v, bool from_poison) {
 
 using Op = std::function<ReferenceOutput(const ReferenceInputs&, size_t, const Signature&)>;
 
+// A pointer field of a struct argument: (argument index, offset in it).
+struct FieldRef {
+  size_t arg;
+  uint32_t offset;
+};
+
 struct OpEntry {
   const char* signature;
   std::vector<size_t> reads, writes;  // argument indices
   Op fn;
+  std::vector<FieldRef> field_reads = {}, field_writes = {};
 };
+
+// An axpy of complex numbers: y[i] = a*x[i] + y[i], parts in double.
+template <typename T>
+ReferenceOutput complex_axpy(size_t target, const Signature& s, DType type) {
+  s.expect_count(4);
+  const auto [ar, ai] = s.complex_scalar(0, type);
+  const auto& x = s.buffer_arg(1, type);
+  const auto& y = s.buffer_arg(2, type);
+  s.require_output(target, 2);
+  const uint64_t n = static_cast<uint64_t>(s.scalar(3));
+  if (n > x.count || n > y.count) s.fail("n is larger than x or y");
+  auto out = s.start(target);
+  T xv[2], yv[2];
+  for (uint64_t i = 0; i < n; ++i) {
+    std::memcpy(xv, s.initial(1) + i * sizeof(xv), sizeof(xv));
+    std::memcpy(yv, s.initial(2) + i * sizeof(yv), sizeof(yv));
+    const T r[2] = {static_cast<T>(ar * xv[0] - ai * xv[1] + yv[0]), static_cast<T>(ar * xv[1] + ai * xv[0] + yv[1])};
+    std::memcpy(out.values.data() + i * sizeof(r), r, sizeof(r));
+    out.origin[i] = s.poisoned(1, i) || s.poisoned(2, i) ? Origin::FromPoison : Origin::Computed;
+  }
+  return out;
+}
 
 const std::map<std::string, OpEntry>& ops() {
   static const std::map<std::string, OpEntry> table = {
@@ -191,6 +254,40 @@ const std::map<std::string, OpEntry>& ops() {
           }
           return out;
         }}},
+      {"axpy_c64",
+       {"(c64 a, c64 buffer x, c64 buffer y, u32 n): y[i] = a*x[i] + y[i] for i < n",
+        {1, 2},
+        {2},
+        [](const ReferenceInputs&, size_t target, const Signature& s) { return complex_axpy<float>(target, s, DType::c64); }}},
+      {"axpy_c128",
+       {"(c128 a, c128 buffer x, c128 buffer y, u32 n): y[i] = a*x[i] + y[i] for i < n",
+        {1, 2},
+        {2},
+        [](const ReferenceInputs&, size_t target, const Signature& s) { return complex_axpy<double>(target, s, DType::c128); }}},
+      {"struct_args",
+       {"(struct {f32 buffer x @0, f32 buffer y @8, f32 bias @16, struct {f64 scale @24, u32 n @32}} p, 40 bytes): "
+        "y[i] = f32(x[i] * scale) + bias for i < n",
+        {},
+        {},
+        [](const ReferenceInputs&, size_t target, const Signature& s) {
+          s.expect_count(1);
+          s.struct_arg(0, 40);
+          const auto& x = s.field_buffer(0, 0, DType::f32);
+          const auto& y = s.field_buffer(0, 8, DType::f32);
+          if (s.index_of(y) != target) s.fail(fmt::format("can only check buffer \"{}\" (field y)", y.name));
+          const float bias = s.field<float>(0, 16);
+          const double scale = s.field<double>(0, 24);
+          const uint64_t n = s.field<uint32_t>(0, 32);
+          if (n > x.count || n > y.count) s.fail("inner.n is larger than x or y");
+          auto out = s.start(target);
+          const size_t xi = s.index_of(x);
+          for (uint64_t i = 0; i < n; ++i)
+            set_f32(out, i, static_cast<double>(static_cast<float>(f32_at(s.initial_buffer(xi), i) * scale) + bias),
+                    s.poisoned_buffer(xi, i));
+          return out;
+        },
+        {{0, 0}},
+        {{0, 8}}}},
   };
   return table;
 }
@@ -214,6 +311,19 @@ const std::vector<size_t>& reference_op_writes(const std::string& name) {
   static const std::vector<size_t> none;
   auto it = ops().find(name);
   return it == ops().end() ? none : it->second.writes;
+}
+
+std::vector<size_t> reference_op_buffers(const std::string& name, const std::vector<ArgSpec>& args, bool writes) {
+  std::vector<size_t> out;
+  auto it = ops().find(name);
+  if (it == ops().end()) return out;
+  for (size_t i : writes ? it->second.writes : it->second.reads)
+    if (i < args.size() && args[i].kind == ArgSpec::Kind::Buffer) out.push_back(args[i].buffer);
+  for (const FieldRef& f : writes ? it->second.field_writes : it->second.field_reads)
+    if (f.arg < args.size())
+      for (const auto& p : args[f.arg].pointer_fields)
+        if (p.offset == f.offset) out.push_back(p.buffer);
+  return out;
 }
 
 std::string reference_op_list() {

@@ -52,6 +52,9 @@ std::string reference_op_list();  // "saxpy, vector_add_f32, ..."
 // the manifest's access declarations); empty for an unknown op.
 const std::vector<size_t>& reference_op_reads(const std::string& name);
 const std::vector<size_t>& reference_op_writes(const std::string& name);
+// The buffers the op reads (writes) given a step's arguments: its buffer
+// arguments and the pointer fields of its struct arguments.
+std::vector<size_t> reference_op_buffers(const std::string& name, const std::vector<ArgSpec>& args, bool writes);
 
 // Expected contents of manifest->buffers[buffer] after one launch, computed
 // by the named op. Throws ManifestError (pointer = verify_pointer) when the

@@ -319,6 +319,9 @@ Manifest with_derived_access(const Manifest& m, const LoadedKernel& k, std::vect
   std::vector<bool> unknown(m.buffers.size(), false);
   for (size_t b = 0; b < m.buffers.size(); ++b)
     if (m.buffers[b].access != Access::None) sources[b] = "declared";
+  // A struct's pointer field has no access of its own in a code object.
+  for (const auto& u : buffer_uses(m.args))
+    if (u.field && m.buffers[u.buffer].access == Access::None) unknown[u.buffer] = true;
   for (size_t i = 0; i < m.args.size(); ++i) {
     const ArgSpec& a = m.args[i];
     if (a.kind == ArgSpec::Kind::TensorMap && m.buffers[a.buffer].access == Access::None) {

@@ -92,25 +92,28 @@ class PreparedSequence {
         rethrow_for_step(e, m, s);
       }
       k.kernargs = k.kernel->pack_args(buffers_);
-      for (size_t i = 0; i < s.args.size(); ++i) {
-        const ArgSpec& a = s.args[i];
-        if (a.kind != ArgSpec::Kind::Buffer) continue;
-        std::byte* base = static_cast<std::byte*>(buffers_[a.buffer].data());
-        if (a.range_offset) {
-          const uint64_t address = reinterpret_cast<uint64_t>(base + a.range_offset);
+      // Buffer arguments and struct pointer fields alike: each is a declared
+      // access, so the derived edges and fences cover a pointer in a struct.
+      for (const BufferUse& u : buffer_uses(s.args)) {
+        const size_t i = u.arg;
+        std::byte* base = static_cast<std::byte*>(buffers_[u.buffer].data());
+        if (u.range_offset && !u.field) {  // pack_args put a field's range offset in already
+          const uint64_t address = reinterpret_cast<uint64_t>(base + u.range_offset);
           std::memcpy(k.kernargs.data() + k.kernel->layout().slots[i].offset, &address, sizeof(address));
         }
-        // An argument without "access" gets what its code object proves.
-        lr_access_mode_t mode = access_mode(a.access);
+        // An argument without "access" gets what its code object proves
+        // (a struct's field: nothing, so read_write).
+        lr_access_mode_t mode = access_mode(u.access);
         std::string source = "declared";
-        if (a.access == Access::None) {
-          const LoadedKernel::DerivedAccess d = k.kernel->derived_access(i);
+        if (u.access == Access::None) {
+          const LoadedKernel::DerivedAccess d = k.kernel->derived_access(u.field ? SIZE_MAX : i);
           mode = d.mode;
           source = d.source;
         }
-        k.accesses.push_back({base, a.range_offset, a.range_bytes, mode});
-        k.access_sources.push_back(
-            {{"arg", i}, {"buffer", m.buffers[a.buffer].name}, {"access", access_word(mode)}, {"source", source}});
+        k.accesses.push_back({base, u.range_offset, u.range_bytes, mode});
+        json src{{"arg", i}, {"buffer", m.buffers[u.buffer].name}, {"access", access_word(mode)}, {"source", source}};
+        if (u.field) src["field"] = u.path;
+        k.access_sources.push_back(std::move(src));
       }
     }
   }
@@ -187,9 +190,12 @@ class PreparedSequence {
     const SequencePatch& p = *seq_.patch;
     const KernelStep& ks = kernel_step(p.written);
     const ArgSlot& slot = ks.kernel->layout().slots[p.arg];
-    const auto bytes = std::span<const std::byte>(p.encoded[k].data(), slot.size);
+    // A struct's scalar field: its bytes at its offset inside the argument.
+    const uint32_t size = p.field.empty() ? slot.size : static_cast<uint32_t>(dtype_size(p.type));
+    const auto bytes = std::span<const std::byte>(p.encoded[k].data(), size);
     for (size_t i = 0; i < seq_.steps.size(); ++i)
-      if (seq_.steps[i].written == p.written) exec.set_kernargs(static_cast<lrrt::GraphNode>(i), slot.offset, bytes);
+      if (seq_.steps[i].written == p.written)
+        exec.set_kernargs(static_cast<lrrt::GraphNode>(i), slot.offset + p.field_offset, bytes);
   }
 
   BufferContents read_back(const BufferContents& initial, const std::vector<bool>& wanted) const {
@@ -313,17 +319,13 @@ SequenceReference sequence_reference(const Manifest& m, const BufferContents& in
   for (size_t w = 0; w < firsts.size(); ++w) {
     if (firsts[w]->kind != SequenceStep::Kind::Kernel) continue;
     Manifest& km = step_manifests[w].emplace(kernel_step_manifest(m, *firsts[w]));
-    for (const auto& a : km.args)
-      if (a.kind == ArgSpec::Kind::Buffer && a.range_offset)
+    for (const auto& u : buffer_uses(km.args))
+      if (u.range_offset)
         throw ManifestError(verify_pointer + "/expected/reference",
                             fmt::format("step \"{}\" passes a range of buffer \"{}\" (offset {}); the sequence reference runs "
                                         "the built-in references on whole buffers: check this sequence with npy, raw or values",
-                                        firsts[w]->name, m.buffers[a.buffer].name, a.range_offset));
-    if (patch_value && seq.patch->written == w) {
-      ArgSpec& a = km.args[seq.patch->arg];
-      a.value = seq.patch->values[*patch_value];
-      a.bytes = seq.patch->encoded[*patch_value];
-    }
+                                        firsts[w]->name, m.buffers[u.buffer].name, u.range_offset));
+    if (patch_value && seq.patch->written == w) seq.patch->apply(km.args[seq.patch->arg], *patch_value);
   }
   SequenceReference ref{initial, {}};
   BufferContents& state = ref.state;
@@ -348,8 +350,7 @@ SequenceReference sequence_reference(const Manifest& m, const BufferContents& in
         // The buffers the kernel's signature writes (a conservative
         // "read_write" on an input does not make it an output).
         std::set<size_t> written;
-        for (size_t i : reference_op_writes(km.kernel))
-          if (i < km.args.size() && km.args[i].kind == ArgSpec::Kind::Buffer) written.insert(km.args[i].buffer);
+        for (size_t b : reference_op_buffers(km.kernel, km.args, true)) written.insert(b);
         // Every output from the state before the step, then all at once.
         std::vector<std::pair<size_t, ReferenceOutput>> outputs;
         for (size_t b : written) outputs.emplace_back(b, compute_reference(km.kernel, in, b, verify_pointer));
@@ -496,8 +497,8 @@ json run_sequence(const Manifest& m, const lrrt::Device& device, const RunOption
       const SequenceStep& target = *first_instances(seq)[p.written];
       const ArgSpec& arg = target.args[p.arg];
       patch_json = {{"step", target.name},
-                    {"arg", arg.name.empty() ? json(p.arg) : json(arg.name)},
-                    {"offset", P.kernel_step(p.written).kernel->layout().slots[p.arg].offset},
+                    {"arg", !p.field.empty() ? json(p.field) : arg.name.empty() ? json(p.arg) : json(arg.name)},
+                    {"offset", P.kernel_step(p.written).kernel->layout().slots[p.arg].offset + p.field_offset},
                     {"values", values}};
       ways.push_back({{"way", "patched"}, {"verification", combine(variant_parts)}, {"variants", variants}, {"timing", timing}});
     }

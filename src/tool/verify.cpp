@@ -56,6 +56,8 @@ bool isclose(long double got, long double expected, double rtol, double atol, bo
 CompareResult compare_allclose(DType got_type, const std::byte* got, DType expected_type, const std::byte* expected,
                                uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported,
                                const Origin* origin) {
+  if (dtype_is_complex(got_type) || dtype_is_complex(expected_type))
+    return compare_allclose_complex(got_type, got, expected_type, expected, count, rtol, atol, equal_nan, max_reported, origin);
   CompareResult r;
   r.compared = count;
   const size_t size = dtype_size(got_type);
@@ -106,6 +108,10 @@ nlohmann::json compare_result_json(const CompareResult& r, const std::vector<uin
   nlohmann::json first = nlohmann::json::array();
   for (const auto& m : r.first) {
     nlohmann::json e{{"index", m.index}, {"got", number_json(m.got)}, {"expected", number_json(m.expected)}};
+    if (m.complex) {
+      e["got"] = {number_json(m.got), number_json(m.got_imag)};
+      e["expected"] = {number_json(m.expected), number_json(m.expected_imag)};
+    }
     if (shape.size() > 1) {
       std::vector<uint64_t> coords(shape.size());
       uint64_t rem = m.index;
@@ -141,9 +147,19 @@ Expected expected_from_npy(const VerifySpec& v, const BufferSpec& b) {
   } catch (const InputError& e) {
     throw ManifestError(v.pointer + "/expected/npy", fmt::format("buffer \"{}\" of {} elements: {}", b.name, b.count, e.what()));
   }
+  if (dtype_is_complex(a.type) && !dtype_is_complex(b.type))
+    throw ManifestError(v.pointer + "/expected/npy", fmt::format("{} holds complex values ({}) but buffer \"{}\" is {}",
+                                                                 v.file.string(), a.descr, b.name, dtype_name(b.type)));
+  if (dtype_is_complex(a.type) && dtype_is_complex(b.type) && a.type != b.type) {
+    // Both parts rounded to the buffer's part type.
+    Expected e{std::vector<std::byte>(b.bytes), b.type, {}};
+    for (uint64_t i = 0; i < 2 * b.count; ++i)
+      store_element(dtype_part(b.type), e.values.data(), i, load_element(dtype_part(a.type), a.data.data(), i));
+    return e;
+  }
   // Floats are rounded to the buffer's float type (round to nearest even),
   // as the kernel stores them: f64 expected values can meet an f32 output
-  // bit for bit.
+  // bit for bit. A real file against a complex buffer: imaginary parts 0.
   if (dtype_is_float(a.type) && dtype_is_float(b.type) && a.type != b.type) {
     Expected e{std::vector<std::byte>(b.bytes), b.type, {}};
     for (uint64_t i = 0; i < b.count; ++i) store_element(b.type, e.values.data(), i, load_element(a.type, a.data.data(), i));
@@ -170,8 +186,20 @@ Expected expected_from_raw(const VerifySpec& v, const BufferSpec& b) {
 Expected expected_from_values(const VerifySpec& v, const BufferSpec& b) {
   Expected e{{}, b.type, {}};
   e.values.resize(b.count * dtype_size(e.type));
+  auto number = [](const nlohmann::json& j) -> long double {
+    return j.is_string() ? (j.get<std::string>() == "nan" ? NAN : (j.get<std::string>()[0] == '-' ? -INFINITY : INFINITY))
+           : j.is_number_unsigned() ? static_cast<long double>(j.get<uint64_t>())
+           : j.is_number_integer()  ? static_cast<long double>(j.get<int64_t>())
+                                    : static_cast<long double>(j.get<double>());
+  };
   for (size_t k = 0; k < b.count; ++k) {
     const auto& j = v.values[k];
+    if (dtype_is_complex(b.type)) {
+      // [re, im] or a real number (parse_manifest checked the shape).
+      store_element(dtype_part(b.type), e.values.data(), 2 * k, j.is_array() ? number(j[0]) : number(j));
+      store_element(dtype_part(b.type), e.values.data(), 2 * k + 1, j.is_array() ? number(j[1]) : 0);
+      continue;
+    }
     long double x = j.is_string() ? (j.get<std::string>() == "nan" ? NAN : (j.get<std::string>()[0] == '-' ? -INFINITY : INFINITY))
                     : j.is_number_unsigned() ? static_cast<long double>(j.get<uint64_t>())
                     : j.is_number_integer()  ? static_cast<long double>(j.get<int64_t>())
@@ -224,20 +252,19 @@ std::vector<std::pair<size_t, std::string>> poisoned_reads(const Manifest& m) {
   std::vector<bool> warned(m.buffers.size(), false);
   auto poison = [&](size_t b) { return m.buffers[b].init.kind == BufferInit::Kind::Poison; };
   if (!m.sequence) {
-    std::set<size_t> op_reads;
+    std::set<size_t> op_reads;  // buffers
     for (const auto& v : m.verify)
       if (v.kind == VerifySpec::Kind::Reference)
-        for (size_t i : reference_op_reads(v.reference)) op_reads.insert(i);
-    for (size_t i = 0; i < m.args.size(); ++i) {
-      const ArgSpec& a = m.args[i];
-      if (a.kind != ArgSpec::Kind::Buffer || warned[a.buffer] || !poison(a.buffer)) continue;
-      const BufferSpec& b = m.buffers[a.buffer];
+        for (size_t b : reference_op_buffers(v.reference, m.args, false)) op_reads.insert(b);
+    for (const BufferUse& u : buffer_uses(m.args)) {
+      if (warned[u.buffer] || !poison(u.buffer)) continue;
+      const BufferSpec& b = m.buffers[u.buffer];
       const bool declared = b.access == Access::Read || b.access == Access::ReadWrite;
-      if (!declared && !op_reads.count(i)) continue;
-      warned[a.buffer] = true;
-      out.emplace_back(a.buffer, fmt::format("buffer \"{}\" is read by the kernel (argument {}, {}) but has no init: it holds "
+      if (!declared && !op_reads.count(u.buffer)) continue;
+      warned[u.buffer] = true;
+      out.emplace_back(u.buffer, fmt::format("buffer \"{}\" is read by the kernel ({}, {}) but has no init: it holds "
                                              "poison ({}), and so does every value computed from it; give it an init",
-                                             b.name, i,
+                                             b.name, u.label,
                                              declared ? fmt::format("declared \"access\": \"{}\"", access_name(b.access))
                                                       : std::string("by its built-in reference"),
                                              poison_text(b.type)));
@@ -251,17 +278,15 @@ std::vector<std::pair<size_t, std::string>> poisoned_reads(const Manifest& m) {
     std::vector<size_t> writes;
     if (s.kind == SequenceStep::Kind::Kernel) {
       const std::string& symbol = m.sequence->kernels[s.kernel].kernel;
-      const auto& op_reads = reference_op_reads(symbol);
-      const auto& op_writes = reference_op_writes(symbol);
-      for (size_t i = 0; i < s.args.size(); ++i) {
-        const ArgSpec& a = s.args[i];
-        if (a.kind != ArgSpec::Kind::Buffer) continue;
-        const bool op_reads_it = std::find(op_reads.begin(), op_reads.end(), i) != op_reads.end();
-        if (a.access == Access::Read || a.access == Access::ReadWrite || op_reads_it)
-          reads.emplace_back(a.buffer, fmt::format("argument {}", i));
-        if (a.access == Access::Write || a.access == Access::ReadWrite ||
-            std::find(op_writes.begin(), op_writes.end(), i) != op_writes.end())
-          writes.push_back(a.buffer);
+      const auto op_reads = reference_op_buffers(symbol, s.args, false);
+      const auto op_writes = reference_op_buffers(symbol, s.args, true);
+      for (const BufferUse& u : buffer_uses(s.args)) {
+        const size_t i = u.arg;
+        // Reference ops name whole arguments, never a struct's fields.
+        const bool op_reads_it = std::find(op_reads.begin(), op_reads.end(), u.buffer) != op_reads.end();
+        const bool op_writes_it = std::find(op_writes.begin(), op_writes.end(), u.buffer) != op_writes.end();
+        if (u.access == Access::Read || u.access == Access::ReadWrite || op_reads_it) reads.emplace_back(u.buffer, u.label);
+        if (u.access == Access::Write || u.access == Access::ReadWrite || op_writes_it) writes.push_back(u.buffer);
       }
     } else {
       if (s.kind == SequenceStep::Kind::Copy) reads.emplace_back(s.from, "the copy's source");

@@ -30,6 +30,9 @@ bool isclose(long double got, long double expected, double rtol, double atol, bo
 struct Mismatch {
   uint64_t index = 0;
   long double got = 0, expected = 0;
+  // Complex elements: the imaginary parts (got and expected are the real ones).
+  bool complex = false;
+  long double got_imag = 0, expected_imag = 0;
 };
 
 struct CompareResult {
@@ -49,6 +52,13 @@ struct CompareResult {
 CompareResult compare_allclose(DType got_type, const std::byte* got, DType expected_type, const std::byte* expected,
                                uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported = 10,
                                const Origin* origin = nullptr);
+
+// compare_allclose for complex buffers (c64, c128; expected of either
+// complex type): an element matches when both its real and its imaginary
+// parts pass isclose (verify_complex.cpp).
+CompareResult compare_allclose_complex(DType got_type, const std::byte* got, DType expected_type, const std::byte* expected,
+                                       uint64_t count, double rtol, double atol, bool equal_nan, size_t max_reported,
+                                       const Origin* origin);
 
 // A JSON value for a number that may be NaN or infinite ("nan", "inf",
 // "-inf"); integral values in [-2^63, 2^64) are JSON integers, exactly.

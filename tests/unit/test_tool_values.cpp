@@ -25,7 +25,12 @@ TEST_CASE("dtype: names, sizes, npy descrs") {
   CHECK(dtype_from_npy_descr("|u1") == DType::u8);
   CHECK(dtype_from_npy_descr("<u1") == DType::u8);
   CHECK_FALSE(dtype_from_npy_descr(">f4").has_value());
-  CHECK_FALSE(dtype_from_npy_descr("<c8").has_value());
+  // Complex numbers are c64 / c128; numpy's other complex and float sizes are not lrrt types.
+  CHECK(dtype_from_npy_descr("<c8") == DType::c64);
+  CHECK(dtype_from_npy_descr("<c16") == DType::c128);
+  CHECK_FALSE(dtype_from_npy_descr("<c32").has_value());
+  CHECK_FALSE(dtype_from_npy_descr(">c8").has_value());
+  CHECK_FALSE(dtype_from_npy_descr("<f16").has_value());
 }
 
 TEST_CASE("f16: exact values, rounding to nearest even, subnormals, overflow, NaN") {

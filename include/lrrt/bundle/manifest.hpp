@@ -40,6 +40,7 @@ struct BufferInit {
   enum class Kind { Poison, Zeros, Fill, Iota, Random, Npy, Raw };
   Kind kind = Kind::Poison;
   long double fill = 0;              // Fill
+  long double fill_imag = 0;         // Fill of a complex buffer: {"fill": [re, im]}
   long double start = 0, step = 1;   // Iota
   std::optional<uint64_t> seed;      // Random (nullopt: draw a fresh one)
   long double min = 0, max = 1;      // Random: [min, max) for floats, [min, max] for integers
@@ -60,15 +61,47 @@ struct BufferSpec {
   std::string pointer;  // "/buffers/N"
 };
 
+// A scalar's bytes: large enough for every scalar type (c128 is 16).
+using ScalarBytes = std::array<std::byte, 16>;
+
+// A buffer pointer inside a struct argument ({"name": "x", "buffer": "x"}):
+// a buffer use like a buffer argument (access, fences, declared ranges).
+struct ArgPointerField {
+  uint32_t offset = 0;               // in the argument's bytes
+  size_t buffer = 0;                 // index into Manifest::buffers
+  Access access = Access::None;      // sequence steps: declared access
+  uint64_t range_offset = 0;         // sequence steps: "range"
+  uint64_t range_bytes = 0;
+  std::string path;                  // dotted name ("p.inner.x"), or the field's label when unnamed
+  std::string pointer;               // "/args/1/struct/0"
+};
+
+// A named scalar inside a struct argument, for patch ("p.bias").
+struct ArgScalarField {
+  uint32_t offset = 0;
+  DType type = DType::u32;
+  long double value = 0;
+  std::string path;                  // dotted name: "p.bias"
+  std::string pointer;
+};
+
 struct ArgSpec {
+  // Bytes: a struct ({"struct": [...]}) or raw bytes ({"bytes": hex},
+  // {"bytes_file": path}) passed by value, laid out by the manifest.
   // TensorMap: a 128-byte descriptor over `buffer` (tensor_map.hpp), passed
   // by value; `access` is how the kernel uses the buffer through it.
-  enum class Kind { Buffer, Scalar, TensorMap };
+  enum class Kind { Buffer, Scalar, Bytes, TensorMap };
   Kind kind = Kind::Scalar;
   size_t buffer = 0;                 // Buffer: index into Manifest::buffers
   DType type = DType::u32;           // Scalar
-  long double value = 0;             // Scalar, resolved (count_of/shape_of applied)
-  std::array<std::byte, 8> bytes{};  // Scalar, encoded in `type`
+  long double value = 0;             // Scalar, resolved (count_of/shape_of applied); complex: real part
+  long double value_imag = 0;        // Scalar of a complex type: imaginary part
+  ScalarBytes bytes{};               // Scalar, encoded in `type`
+  std::vector<std::byte> blob;       // Bytes: the argument's bytes (pointer fields filled when packed)
+  uint32_t blob_align = 1;           // Bytes: its alignment in the kernarg segment
+  bool is_struct = false;            // Bytes: given as a struct (else raw bytes)
+  std::vector<ArgPointerField> pointer_fields;  // Bytes: buffer pointers in it
+  std::vector<ArgScalarField> scalar_fields;    // Bytes: named scalars in it (patchable)
   std::optional<uint32_t> offset;    // explicit kernarg offset
   std::string name;                  // optional, informative
   std::string pointer;               // "/args/N"
@@ -83,12 +116,32 @@ struct ArgSpec {
   std::optional<TensorMapSpec> tensor_map;  // TensorMap
   uint32_t size() const {
     if (kind == Kind::TensorMap) return LR_TENSOR_MAP_BYTES;
+    if (kind == Kind::Bytes) return static_cast<uint32_t>(blob.size());
     return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_size(type));
   }
-  uint32_t align() const { return kind == Kind::TensorMap ? LR_TENSOR_MAP_ALIGN : size(); }
-  // A use of buffers[buffer]: a pointer to it, or a tensor map over it.
-  bool uses_buffer() const { return kind == Kind::Buffer || kind == Kind::TensorMap; }
+  uint32_t align() const {
+    if (kind == Kind::TensorMap) return LR_TENSOR_MAP_ALIGN;
+    if (kind == Kind::Bytes) return blob_align;
+    return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_align(type));
+  }
 };
+
+// Every buffer an argument list uses: buffer arguments and the pointer
+// fields of struct arguments, in argument order. Whatever derives accesses,
+// fences or "is this buffer written" goes through this, so a pointer in a
+// struct is never missed.
+struct BufferUse {
+  size_t arg = 0;                    // index into the argument list
+  size_t buffer = 0;
+  Access access = Access::None;
+  uint64_t range_offset = 0;
+  uint64_t range_bytes = 0;
+  uint32_t offset_in_arg = 0;        // 0 for a buffer argument
+  bool field = false;                // a struct's pointer field
+  std::string path;                  // the field's dotted name (fields only)
+  std::string label;                 // "argument 1" or "argument 0 field p.x"
+};
+std::vector<BufferUse> buffer_uses(const std::vector<ArgSpec>& args);
 
 // What a launch promises to touch, checked against buffer sizes.
 struct Coverage {
@@ -167,8 +220,15 @@ struct SequenceStep {
 struct SequencePatch {
   size_t written = 0;  // the written step
   size_t arg = 0;      // index into its args
+  // A scalar field of a struct argument ("arg": "p.bias"): its offset in the
+  // argument and its type; a scalar argument: 0 and the argument's type.
+  uint32_t field_offset = 0;
+  DType type = DType::u32;
+  std::string field;   // the dotted name, "" for a whole scalar argument
   std::vector<long double> values;
-  std::vector<std::array<std::byte, 8>> encoded;  // values in the argument's type
+  std::vector<ScalarBytes> encoded;  // values in `type`
+  // Sets value k in a copy of the argument (its bytes, or the struct's field).
+  void apply(ArgSpec& a, size_t k) const;
   std::string pointer = "/patch";
 };
 
