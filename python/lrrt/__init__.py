@@ -94,7 +94,8 @@ class Device:
                    interleave="none", l2_promotion="none", oob_fill="zero"):
         """The 128-byte TMA descriptor (lr_tensor_map_encode; cuda sm_90+) of
         a tiled view of `tensor` (an lrrt buffer, a torch tensor, or a device
-        address), as bytes to pass by value. shape, box, strides (in
+        address), as bytes: pass them to Kernel.launch like any bytes
+        argument (placed at the kernel's declared offset). shape, box, strides (in
         elements, the last 1; default dense) and element_strides are written
         outermost first, like a numpy shape (docs/manifest.md#tensor-maps).
         Raises lrrt.Error naming the field, and LR_ERROR_NOT_SUPPORTED off
