@@ -118,6 +118,16 @@ class Device {
   void enable_peer_access(const Device& peer) const {
     check(lr_device_enable_peer_access(device_, peer.device_), "lr_device_enable_peer_access");
   }
+  // The 128-byte TMA descriptor of `desc` (lr_tensor_map_encode: cuda sm_90+),
+  // aligned for a kernel argument.
+  struct alignas(LR_TENSOR_MAP_ALIGN) TensorMap {
+    std::byte bytes[LR_TENSOR_MAP_BYTES];
+  };
+  TensorMap tensor_map(const lr_tensor_map_desc_t& desc) const {
+    TensorMap m{};
+    check(lr_tensor_map_encode(device_, &desc, m.bytes), "lr_tensor_map_encode");
+    return m;
+  }
   MemoryStats memory_stats() const {
     MemoryStats s{};
     check(lr_get_memory_stats(device_, &s), "lr_get_memory_stats");

@@ -14,7 +14,7 @@ from ._args import U32_MAX, aggregate, check_pointee, check_scalar, dim3, pack_v
 from ._buffer import Buffer, PinnedBuffer, _Runtime, inside_allocation, shutdown
 from ._foreign import Registration, Staging, _host_array, _stale, address_of, foreign_extent
 from ._lib import (ARG_GLOBAL_BUFFER, ArgumentError, ArgumentRangeError, ARG_HIDDEN, ARG_OTHER, DeviceHandle, DeviceProperties, Dim3, Error, GraphAccess,
-                   InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, check, lib)
+                   InstantiateOptions, KernelArg, KernelProperties, LaunchConfig, MemoryStats, TensorMapDesc, check, lib)
 
 __all__ = ["Error", "ArgumentError", "ArgumentRangeError", "Device", "Buffer", "PinnedBuffer", "Registration", "Module", "Kernel", "Queue", "Event", "Graph",
            "GraphExec", "devices", "version", "access", "shutdown", "READ", "WRITE", "READ_WRITE"]
@@ -82,6 +82,66 @@ class Device:
 
     def synchronize(self):
         check(lib.lr_synchronize(self._h), "lr_synchronize")
+
+    # lr_tensor_map_dtype_t by element type name (numpy's names too).
+    _TMA_DTYPES = {"u8": 0, "uint8": 0, "i8": 0, "int8": 0, "u16": 1, "uint16": 1, "i16": 1, "int16": 1, "u32": 2,
+                   "uint32": 2, "i32": 3, "int32": 3, "u64": 4, "uint64": 4, "i64": 5, "int64": 5, "f16": 6,
+                   "float16": 6, "f32": 7, "float32": 7, "f64": 8, "float64": 8, "bf16": 9, "bfloat16": 9, "tf32": 11}
+    _TMA_WORDS = {"swizzle": ("none", "32B", "64B", "128B"), "interleave": ("none", "16B", "32B"),
+                  "l2_promotion": ("none", "64B", "128B", "256B"), "oob_fill": ("zero", "nan")}
+
+    def tensor_map(self, tensor, dtype, shape, box, strides=None, element_strides=None, swizzle="none",
+                   interleave="none", l2_promotion="none", oob_fill="zero"):
+        """The 128-byte TMA descriptor (lr_tensor_map_encode; cuda sm_90+) of
+        a tiled view of `tensor` (an lrrt buffer, a torch tensor, or a device
+        address), as bytes: pass them to Kernel.launch like any bytes
+        argument (placed at the kernel's declared offset). shape, box, strides (in
+        elements, the last 1; default dense) and element_strides are written
+        outermost first, like a numpy shape (docs/manifest.md#tensor-maps).
+        Raises lrrt.Error naming the field, and LR_ERROR_NOT_SUPPORTED off
+        cuda sm_90+."""
+        name = dtype if isinstance(dtype, str) else str(dtype).replace("torch.", "")
+        if not isinstance(dtype, str) and _np.loaded() is not None and not str(dtype).startswith("torch."):
+            try:
+                name = _np.loaded().dtype(dtype).name  # np.float32, np.dtype("f4")
+            except TypeError:
+                pass
+        if name not in self._TMA_DTYPES:
+            raise ValueError(f"lrrt.Device.tensor_map: dtype {name!r} is not one of {sorted(set(self._TMA_DTYPES))}")
+        rank = len(shape)
+        if not 1 <= rank <= 5 or len(box) != rank:
+            raise ValueError(f"lrrt.Device.tensor_map: shape and box need 1 to 5 entries each, the same number "
+                             f"(shape {list(shape)}, box {list(box)})")
+        esize = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 11: 4}[self._TMA_DTYPES[name]]
+        if strides is None:
+            strides = [1] * rank
+            for i in range(rank - 2, -1, -1):
+                strides[i] = strides[i + 1] * shape[i + 1]
+        if element_strides is None:
+            element_strides = [1] * rank
+        if len(strides) != rank or len(element_strides) != rank:
+            raise ValueError("lrrt.Device.tensor_map: strides and element_strides need one entry per dimension")
+        if strides[-1] != 1:
+            raise ValueError(f"lrrt.Device.tensor_map: the innermost stride must be 1, not {strides[-1]}")
+        d = TensorMapDesc()
+        d.dtype = self._TMA_DTYPES[name]
+        d.rank = rank
+        d.global_address = address_of(tensor)
+        for i in range(rank):
+            r = rank - 1 - i  # CUDA's dimension i is the numpy-order r
+            d.global_dims[i] = whole(shape[r], f"lrrt.Device.tensor_map: shape[{r}]", 0, 2**64 - 1)
+            d.box_dims[i] = whole(box[r], f"lrrt.Device.tensor_map: box[{r}]", 0, U32_MAX)
+            d.element_strides[i] = whole(element_strides[r], f"lrrt.Device.tensor_map: element_strides[{r}]", 0, U32_MAX)
+            if i > 0:
+                d.global_strides[i - 1] = whole(strides[r], f"lrrt.Device.tensor_map: strides[{r}]", 0, 2**58) * esize
+        for field, words in self._TMA_WORDS.items():
+            value = locals()[field]
+            if value not in words:
+                raise ValueError(f"lrrt.Device.tensor_map: {field} {value!r} is not one of {list(words)}")
+            setattr(d, field, words.index(value))
+        out = ctypes.create_string_buffer(128)
+        check(lib.lr_tensor_map_encode(self._h, ctypes.byref(d), out), "lr_tensor_map_encode")
+        return out.raw
 
     def buffer(self, nbytes, dtype=None):
         """nbytes of device memory; dtype (numpy's) types it, None: bytes."""

@@ -109,6 +109,15 @@ def _load():
     raise ImportError("lrrt: cannot find liblrrt.so; set LRRT_LIBRARY to its path (tried: " + "; ".join(tried) + ")")
 
 
+class TensorMapDesc(ctypes.Structure):
+    """lr_tensor_map_desc_t (lrrt.h): CUDA's order, dimension 0 innermost."""
+    _fields_ = [("dtype", ctypes.c_uint32), ("rank", ctypes.c_uint32), ("global_address", ctypes.c_void_p),
+                ("global_dims", ctypes.c_uint64 * 5), ("global_strides", ctypes.c_uint64 * 4),
+                ("box_dims", ctypes.c_uint32 * 5), ("element_strides", ctypes.c_uint32 * 5),
+                ("interleave", ctypes.c_uint32), ("swizzle", ctypes.c_uint32), ("l2_promotion", ctypes.c_uint32),
+                ("oob_fill", ctypes.c_uint32)]
+
+
 lib = _load()
 lib.lr_last_error_message.restype = c_char_p
 lib.lr_status_string.restype = c_char_p
@@ -130,6 +139,7 @@ lib.lr_device_get_properties.argtypes = [DeviceHandle, ctypes.POINTER(DeviceProp
 lib.lr_queue_create.argtypes = [DeviceHandle, ctypes.POINTER(c_void_p)]
 lib.lr_event_create.argtypes = [DeviceHandle, ctypes.POINTER(c_void_p)]
 lib.lr_synchronize.argtypes = [DeviceHandle]
+lib.lr_tensor_map_encode.argtypes = [DeviceHandle, ctypes.POINTER(TensorMapDesc), c_void_p]
 lib.lr_get_memory_stats.argtypes = [DeviceHandle, ctypes.POINTER(MemoryStats)]
 lib.lr_reset_memory_stats.argtypes = [DeviceHandle]
 lib.lr_graph_create.argtypes = [DeviceHandle, ctypes.POINTER(c_void_p)]

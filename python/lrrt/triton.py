@@ -146,6 +146,11 @@ class TritonKernel:
             offset += pad + size
 
         for p in self.params:
+            if "tensordesc" in p:
+                # The packer is one struct of scalars and pointers; a tensor map
+                # is encoded on the device (a manifest's tensor_map runs it).
+                raise Error(4, "lrrt.triton", f"parameter {p['name']} is a tensor descriptor ({p['aot']}): lrrt.triton does "
+                            "not pass them yet; run the entry through a manifest (docs/manifest.md#tensor-maps)")
             if p["pointer"]:
                 field("Q")
                 convert.append(_checked_pointer(p))

@@ -18,10 +18,15 @@ KernargLayout layout_kernargs(const std::vector<ArgSpec>& args) {
     ArgSlot s;
     s.size = a.size();
     s.pointer = a.kind == ArgSpec::Kind::Buffer || a.null_pointer;
+    // A tensor map's 64 bytes are of the constant bank's address, which a
+    // cubin's own offsets already account for (at_kernel_offsets: 48 on
+    // sm_90); an explicit offset of one need only keep its 16-byte words.
     const uint32_t align = a.align();
+    const uint32_t offset_align = a.kind == ArgSpec::Kind::TensorMap ? 16 : align;
     if (a.offset) {
-      if (*a.offset % align != 0)
-        throw ManifestError(a.pointer + "/offset", fmt::format("offset {} is not a multiple of the argument's alignment {}", *a.offset, align));
+      if (*a.offset % offset_align != 0)
+        throw ManifestError(a.pointer + "/offset",
+                            fmt::format("offset {} is not a multiple of the argument's alignment {}", *a.offset, offset_align));
       s.offset = *a.offset;
       for (size_t j = 0; j < i; ++j) {
         const ArgSlot& o = L.slots[j];
@@ -33,7 +38,9 @@ KernargLayout layout_kernargs(const std::vector<ArgSpec>& args) {
       s.offset = (cursor + align - 1) / align * align;
     }
     cursor = std::max(cursor, s.offset + s.size);
-    L.align = std::max(L.align, align);
+    // The segment is padded to 8 at most for a tensor map: the cuda queue
+    // passes a kernel's own parameter bytes, accepting padding up to 8.
+    L.align = std::max(L.align, a.kind == ArgSpec::Kind::TensorMap ? 8u : align);
     L.slots.push_back(s);
   }
   L.size = (cursor + L.align - 1) / L.align * L.align;
@@ -113,12 +120,23 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
   }
 }
 
+std::vector<ArgSpec> at_kernel_offsets(const std::vector<ArgSpec>& args, const std::vector<KernelArg>& kernel_args) {
+  const bool has_map = std::any_of(args.begin(), args.end(), [](const ArgSpec& a) { return a.kind == ArgSpec::Kind::TensorMap; });
+  const bool any_offset = std::any_of(args.begin(), args.end(), [](const ArgSpec& a) { return a.offset.has_value(); });
+  if (!has_map || any_offset || args.size() != kernel_args.size()) return args;
+  std::vector<ArgSpec> out = args;
+  for (size_t i = 0; i < out.size(); ++i) out[i].offset = kernel_args[i].offset;
+  return out;
+}
+
 std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout,
                                      const std::vector<uint64_t>& buffer_addresses, uint32_t min_size) {
   std::vector<std::byte> out(std::max(layout.size, min_size), std::byte{0});
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSlot& s = layout.slots[i];
-    if (args[i].kind == ArgSpec::Kind::Buffer) {
+    if (args[i].kind == ArgSpec::Kind::TensorMap) {
+      continue;  // encoded on the device (LoadedKernel::pack_args)
+    } else if (args[i].kind == ArgSpec::Kind::Buffer) {
       const uint64_t addr = buffer_addresses.at(args[i].buffer);
       std::memcpy(out.data() + s.offset, &addr, 8);
     } else if (args[i].kind == ArgSpec::Kind::Bytes) {
@@ -140,6 +158,8 @@ std::vector<BufferUse> buffer_uses(const std::vector<ArgSpec>& args) {
     const ArgSpec& a = args[i];
     if (a.kind == ArgSpec::Kind::Buffer)
       out.push_back({i, a.buffer, a.access, a.range_offset, a.range_bytes, 0, false, "", fmt::format("argument {}", i)});
+    else if (a.kind == ArgSpec::Kind::TensorMap)  // its access is its own (read by default)
+      out.push_back({i, a.buffer, a.access, 0, 0, 0, false, "", fmt::format("argument {} (a tensor map)", i)});
     else if (a.kind == ArgSpec::Kind::Bytes)
       for (const auto& f : a.pointer_fields)
         out.push_back({i, f.buffer, f.access, f.range_offset, f.range_bytes, f.offset, true, f.path,

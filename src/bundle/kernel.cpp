@@ -184,6 +184,18 @@ void check_memory_demand(const Manifest& m, const MemoryDemand& demand, const lr
                                   available_memory_source()));
 }
 
+// Tensor map arguments need a device that encodes them: refused before the
+// code object is looked for, naming the argument.
+static const lr_device_properties_t& check_tensor_maps(const Manifest& m, const lr_device_properties_t& p) {
+  for (size_t i = 0; i < m.args.size(); ++i) {
+    const ArgSpec& a = m.args[i];
+    if (a.kind != ArgSpec::Kind::TensorMap) continue;
+    if (const std::string why = tensor_map_unsupported_reason(p); !why.empty())
+      throw ManifestError(a.pointer, fmt::format("args[{}]{}: {}", i, a.name.empty() ? "" : " '" + a.name + "'", why));
+  }
+  return p;
+}
+
 lrrt::LaunchConfig to_launch_config(const LaunchSpec& L) {
   return lrrt::launch_config({L.workgroup_count[0], L.workgroup_count[1], L.workgroup_count[2]},
                              {L.workgroup_size[0], L.workgroup_size[1], L.workgroup_size[2]}, L.dynamic_shared_bytes);
@@ -191,7 +203,7 @@ lrrt::LaunchConfig to_launch_config(const LaunchSpec& L) {
 
 LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const fs::path& kernel_dir)
     : device_(device),
-      properties_(device.properties()),
+      properties_(check_tensor_maps(m, device.properties())),
       code_object_(resolve_for_device(m, properties_, kernel_dir)),
       module_(load_module(device, code_object_, properties_)),
       kernel_(find_kernel(module_, m, code_object_)),
@@ -209,7 +221,9 @@ LoadedKernel::LoadedKernel(const Manifest& m, const lrrt::Device& device, const 
       declared.push_back(
           KernelArg{a.offset, a.size, a.kind == LR_ARG_GLOBAL_BUFFER, a.name, a.kind != LR_ARG_OTHER, a.type_name});
     }
-    check_kernargs(m.args, layout_, declared, m.kernel);
+    args_ = at_kernel_offsets(m.args, declared);
+    layout_ = layout_kernargs(args_);
+    check_kernargs(args_, layout_, declared, m.kernel);
     layout_checked_ = true;
     kernarg_min_size_ = kp.explicit_kernarg_size;
   }
@@ -259,8 +273,19 @@ LoadedKernel::DerivedAccess LoadedKernel::derived_access(size_t arg) const {
 }
 
 std::vector<std::byte> LoadedKernel::pack_args(std::span<const uint64_t> buffer_addresses) const {
-  return pack_kernargs(args_, layout_, std::vector<uint64_t>(buffer_addresses.begin(), buffer_addresses.end()),
-                       kernarg_min_size_);
+  std::vector<std::byte> out = pack_kernargs(
+      args_, layout_, std::vector<uint64_t>(buffer_addresses.begin(), buffer_addresses.end()), kernarg_min_size_);
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (args_[i].kind != ArgSpec::Kind::TensorMap) continue;
+    try {
+      encode_tensor_map(device_.get(), *args_[i].tensor_map, buffer_addresses[args_[i].buffer], out.data() + layout_.slots[i].offset);
+    } catch (const lrrt::Error& e) {
+      const std::string msg = fmt::format("{}: cannot encode the tensor map on {}: {}", args_[i].pointer, properties_.name, e.what());
+      if (is_input_status(e.status())) throw InputError(msg);
+      throw DeviceError(msg);
+    }
+  }
+  return out;
 }
 
 std::vector<std::byte> LoadedKernel::pack_args(const std::vector<lrrt::DeviceBuffer>& buffers) const {

@@ -89,6 +89,10 @@ void parse_args(const Manifest& m, const json& v, const std::string& ptr, std::v
   if (!v.is_array()) throw ManifestError(ptr, "expected an array of arguments, got " + describe(v));
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string ap = fmt::format("{}/{}", ptr, i);
+    if (is_tensor_map_arg(v[i])) {  // manifest_tensor_map.cpp
+      out.push_back(parse_tensor_map_arg(m, v[i], ap, step));
+      continue;
+    }
     std::vector<std::string> known = {"buffer", "type", "value", "offset", "name", "bounds",
                                       "struct", "bytes", "bytes_file", "align", "size"};
     if (step) known.insert(known.end(), {"access", "range"});

@@ -105,6 +105,12 @@ inline constexpr size_t kMaxStructDepth = 16;
 // sequence step (pointer fields may declare access and range).
 void parse_aggregate_arg(const Manifest& m, const Obj& o, ArgSpec& a, const std::string& label, bool step);
 
+// ---- Tensor maps (manifest_tensor_map.cpp) --------------------------------
+
+// {"tensor_map": {...}, "name": ...}: args[i] when it is one.
+bool is_tensor_map_arg(const json& v);
+ArgSpec parse_tensor_map_arg(const Manifest& m, const json& v, const std::string& ptr, const std::string* step);
+
 // ---- Sequences (manifest_sequence.cpp) ------------------------------------
 
 // `o` is the top-level object (it holds "kernels", "sequence", "patch").

@@ -47,6 +47,34 @@ json triton_entry_for(const Manifest& m) {
 
 namespace {
 
+// A descriptor parameter's argument: {"tensor_map": {"buffer", "dims",
+// "strides", "oob_fill", "access"}}; the box, swizzle and L2 promotion are
+// the entry's (tensordesc_meta), as Triton's launcher encodes them.
+json triton_tensordesc_arg(const json& p, const json& a, const std::string& ptr, const std::string& kname) {
+  const std::string n = p["name"].get<std::string>();
+  const json& td = p["tensordesc"];
+  if (!a.contains("tensor_map"))
+    throw ManifestError(ptr, fmt::format("parameter \"{}\" of Triton kernel {} is a tensor descriptor ({}): give {{\"tensor_map\": "
+                                         "{{\"buffer\": NAME, \"dims\": [...]}}}}",
+                                         n, kname, p["aot"].get<std::string>()));
+  const json& tm = a["tensor_map"];
+  const std::string tp = ptr + "/tensor_map";
+  if (!tm.is_object()) throw ManifestError(tp, "expected an object, got " + describe(tm));
+  for (auto it = tm.begin(); it != tm.end(); ++it)
+    if (it.key() != "buffer" && it.key() != "dims" && it.key() != "strides" && it.key() != "oob_fill" && it.key() != "access")
+      throw ManifestError(tp + "/" + pointer_token(it.key()),
+                          fmt::format("a Triton tensor descriptor takes buffer, dims, strides, oob_fill and access; its box ({}), "
+                                      "swizzle and L2 promotion are the entry's (tensordesc_meta)",
+                                      td["box"].dump()));
+  json out = a;
+  json& t = out["tensor_map"];
+  t["box"] = td["box"];
+  static const char* swizzles[] = {"none", "32B", "64B", "128B"};
+  t["swizzle"] = swizzles[td["swizzle"].get<uint32_t>()];
+  t["l2_promotion"] = "128B";
+  return out;
+}
+
 std::string triton_scalar_dtype(const std::string& t) {
   if (t == "i1") return "u8";
   if (t == "f16" || t == "bf16" || t == "f32" || t == "f64" || t == "i8" || t == "i16" || t == "i32" || t == "i64") return t;
@@ -57,7 +85,12 @@ std::string triton_scalar_dtype(const std::string& t) {
 // an object keyed by parameter name or an array; a scalar's type defaults to
 // the parameter's, and its name is the parameter's.
 json triton_args_array(const json& entry, const json& v, const std::string& ptr, std::vector<std::string>& written_ptrs) {
-  const json& params = entry["params"];
+  const json& all_params = entry["params"];
+  // A descriptor's shape and stride parameters are lrrt's to pass (from the
+  // descriptor's tensor map), like Triton's launcher does: not the user's.
+  json params = json::array();
+  for (const auto& p : all_params)
+    if (!p.contains("part_of")) params.push_back(p);
   const std::string kname = entry["name"].get<std::string>();
   std::string names;
   for (const auto& p : params) names += (names.empty() ? "" : ", ") + p["name"].get<std::string>();
@@ -99,7 +132,9 @@ json triton_args_array(const json& entry, const json& v, const std::string& ptr,
     if (a.contains("name") && a["name"] != n)
       throw ManifestError(written_ptrs[i] + "/name", fmt::format("parameter {} of Triton kernel {} is \"{}\"", i, kname, n));
     a["name"] = n;
-    if (p["pointer"].get<bool>()) {
+    if (p.contains("tensordesc")) {
+      a = triton_tensordesc_arg(p, a, written_ptrs[i], kname);
+    } else if (p["pointer"].get<bool>()) {
       if (!a.contains("buffer"))
         throw ManifestError(written_ptrs[i], fmt::format("parameter \"{}\" of Triton kernel {} is a pointer ({}): give "
                                                          "{{\"buffer\": NAME}}",
@@ -110,7 +145,24 @@ json triton_args_array(const json& entry, const json& v, const std::string& ptr,
       a["type"] = t;
     }
   }
-  return out;
+  // Back in the kernel's parameter order, with placeholders for the parts
+  // (filled in by triton_fill_tensordesc_parts once the tensor maps are parsed).
+  json full = json::array();
+  std::vector<std::string> full_ptrs;
+  std::vector<size_t> user_index;  // per kernel parameter: its index among the user's
+  size_t user = 0;
+  for (const auto& p : all_params) {
+    user_index.push_back(user);
+    if (p.contains("part_of")) {
+      full.push_back({{"name", p["name"]}, {"type", p["type"]}, {"value", 0}});
+      full_ptrs.push_back(written_ptrs.at(user_index.at(p["part_of"].get<size_t>())));
+    } else {
+      full.push_back(out[user]);
+      full_ptrs.push_back(written_ptrs[user++]);
+    }
+  }
+  written_ptrs = full_ptrs;
+  return full;
 }
 
 std::string triton_rewrite_pointer(const std::string& what, const std::vector<std::string>& written_ptrs,
@@ -145,6 +197,47 @@ json triton_launch_object(const json& entry, const json& v, const std::string& p
   return out;
 }
 
+// The shape (i32) and stride (i64, elements) parameters after each
+// descriptor, from its parsed tensor map; a dtype the buffer's does not
+// match is refused (the kernel reads the bytes as its own type).
+void triton_fill_tensordesc_parts(const json& entry, Manifest& m) {
+  const json& params = entry["params"];
+  for (size_t i = 0; i < params.size(); ++i) {
+    const json& p = params[i];
+    if (p.contains("tensordesc")) {
+      const ArgSpec& d = m.args[i];
+      const BufferSpec& b = m.buffers[d.buffer];
+      if (dtype_size(b.type) != p["tensordesc"]["elem_size"].get<uint64_t>() || dtype_name(b.type) != triton_scalar_dtype(p["type"].get<std::string>()))
+        throw ManifestError(d.pointer + "/tensor_map/buffer",
+                            fmt::format("buffer \"{}\" holds {}, the tensor descriptor {} is of {}", b.name, dtype_name(b.type),
+                                        p["name"].get<std::string>(), p["type"].get<std::string>()));
+      // Triton's element type for the map (its TMA dtype may differ from the
+      // buffer's: tf32 for f32 dots).
+      m.args[i].tensor_map->desc.dtype = p["tensordesc"]["elem_type"].get<uint32_t>();
+      continue;
+    }
+    if (!p.contains("part_of")) continue;
+    const size_t di = p["part_of"].get<size_t>();
+    const lr_tensor_map_desc_t& desc = m.args[di].tensor_map->desc;
+    const uint32_t rank = desc.rank;
+    const size_t k = i - di - 1;  // 0..rank-1 shape, rank..2rank-1 strides; outermost first
+    ArgSpec& a = m.args[i];
+    const uint64_t esize = dtype_size(m.buffers[m.args[di].buffer].type);
+    if (k < rank) {
+      const uint64_t dim = desc.global_dims[rank - 1 - k];
+      if (dim > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+        throw ManifestError(m.args[di].pointer + "/tensor_map/dims",
+                            fmt::format("{} does not fit the kernel's i32 shape parameter", dim));
+      a.value = static_cast<long double>(dim);
+    } else {
+      const uint32_t r = static_cast<uint32_t>(k - rank);
+      a.value = r + 1 == rank ? 1.0L : static_cast<long double>(desc.global_strides[rank - 2 - r] / esize);
+    }
+    a.bytes.fill(std::byte{0});
+    store_element(a.type, a.bytes.data(), 0, a.value);
+  }
+}
+
 }  // namespace
 
 void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
@@ -172,6 +265,7 @@ void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
                         std::string(e.what()).substr(e.pointer().size() + 2));
   }
   for (size_t i = 0; i < m.args.size(); ++i) m.args[i].pointer = written_ptrs[i];
+  triton_fill_tensordesc_parts(entry, m);
   parse_launch_here(triton_launch_object(entry, o.req("launch", "Triton's grid: {\"grid\": [programs]}"), "/launch"), m.launch);
   // The hidden scratch pointers, after the user's parameters.
   const uint64_t programs = m.launch.total_workgroups();

@@ -122,6 +122,19 @@ json init_from_triton(const formats::TritonEntry& e, const std::string& code_obj
   std::string notes;
   for (size_t i = 0; i < e.params.size(); ++i) {
     const auto& p = e.params[i];
+    if (p.desc_of >= 0) continue;  // a descriptor's shape and strides: lrrt passes them
+    if (p.tensordesc) {
+      // One block of the descriptor's type; a tensor map over it (cuda sm_90+).
+      const std::string type = init_triton_dtype(p.type);
+      if (type.empty())
+        throw tool::InputError(fmt::format("{}: tensor descriptor {} of Triton kernel {} is of {}, an element type lrrt has no "
+                                           "buffer type for",
+                                           e.metadata_path.string(), p.name, e.name, p.type));
+      const std::string b = init_buffer_name(p.name, i, used);
+      buffers.push_back({{"name", b}, {"type", type}, {"shape", p.block_shape}, {"init", "zeros"}});
+      args[p.name] = {{"tensor_map", {{"buffer", b}}}};
+      continue;
+    }
     if (p.pointer) {
       const std::string type = init_triton_dtype(p.type);
       if (type.empty())

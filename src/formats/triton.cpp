@@ -254,9 +254,29 @@ TritonParam triton_parse_param(std::string_view text, size_t index, const std::s
   if (const std::string why = triton_name_problem(p.name); !why.empty())
     throw FormatError(fmt::format("{}: its name \"{}\" {}", what, triton_printable(p.name), why));
   const std::string shown_type = triton_printable(p.ir_type);
+  if (p.ir_type.rfind("!tt.tensordesc<tensor<", 0) == 0) {
+    // "!tt.tensordesc<tensor<32x64xf32>>" or "...xf32, #shared>>": the block and its element type.
+    std::string_view inner = std::string_view(p.ir_type).substr(22);
+    inner = inner.substr(0, inner.find_first_of(",>"));
+    while (true) {
+      const size_t x = inner.find('x');
+      if (x == std::string_view::npos) break;
+      uint64_t n = 0;
+      const std::string_view digits = inner.substr(0, x);
+      if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        break;
+      for (char c : digits) n = n * 10 + uint64_t(c - '0');
+      p.block_shape.push_back(n);
+      inner.remove_prefix(x + 1);
+    }
+    p.type = std::string(inner);
+    if (p.block_shape.empty() || p.block_shape.size() > 5 || !triton_known_scalar(p.type))
+      throw FormatError(fmt::format("{} ({}): cannot read the tensor descriptor type {}", what, p.name, shown_type));
+    p.tensordesc = true;
+    return p;
+  }
   if (p.ir_type.rfind("!tt.tensordesc", 0) == 0)
-    throw FormatError(fmt::format("{} ({}) is a tensor descriptor ({}): TMA arguments are not supported by lrrt", what, p.name,
-                                  shown_type));
+    throw FormatError(fmt::format("{} ({}) is a tensor descriptor of a type lrrt cannot read ({})", what, p.name, shown_type));
   if (p.ir_type.rfind("!tt.ptr<", 0) == 0) {
     p.pointer = true;
     std::string_view inner = std::string_view(p.ir_type).substr(8);
@@ -299,9 +319,57 @@ std::string triton_aot_type(std::string_view t) {
   return std::string(t);
 }
 
+// Each descriptor parameter takes its entry of tensordesc_meta, in order: what
+// Triton's launcher encodes the CUtensorMap from (swizzle, element type and
+// size, box). No entry (a kernel whose descriptors were not lowered to TMA:
+// the launcher then passes a pointer, shapes and strides) and fp4 padding
+// are refused: lrrt does not pass those faithfully.
+void triton_attach_tensordesc_meta(std::vector<TritonParam>& params, const json* meta, const std::string& where) {
+  size_t count = 0;
+  for (const auto& p : params) count += p.tensordesc;
+  const size_t given = meta ? meta->size() : 0;
+  if (count != given)
+    throw FormatError(fmt::format("Triton metadata {}: field \"tensordesc_meta\" lists {} tensor descriptor(s), the signature has "
+                                  "{}{}",
+                                  where, given, count,
+                                  given == 0 ? " (descriptors not lowered to TMA: lrrt passes only TMA descriptors)" : ""));
+  size_t k = 0;
+  for (auto& p : params) {
+    if (!p.tensordesc) continue;
+    const std::string f = fmt::format("tensordesc_meta/{}", k);
+    const json& m = (*meta)[k++];
+    if (!m.is_object()) throw FormatError(fmt::format("Triton metadata {}: field \"{}\" is not an object", where, f));
+    auto uint_field = [&](const char* name, uint64_t max) {
+      auto it = m.find(name);
+      if (it == m.end() || !it->is_number_unsigned() || it->get<uint64_t>() > max)
+        throw FormatError(fmt::format("Triton metadata {}: field \"{}/{}\" is missing or not an integer 0 to {}", where, f, name, max));
+      return static_cast<uint32_t>(it->get<uint64_t>());
+    };
+    p.tma_swizzle = uint_field("swizzle", 3);
+    p.tma_elem_size = uint_field("elem_size", 8);
+    // The device numbering of the element type differs from the host's
+    // (CUtensorMapDataType) in three places, as Triton's launcher maps them.
+    const uint32_t device_type = uint_field("elem_type", 15);
+    p.tma_elem_type = device_type == 8 ? 10 : device_type == 9 ? 8 : device_type == 10 ? 9 : device_type;
+    if (auto fp4 = m.find("fp4_padded"); fp4 != m.end() && !(fp4->is_boolean() && !fp4->get<bool>()))
+      throw FormatError(fmt::format("Triton metadata {}: field \"{}/fp4_padded\" is set: lrrt has no fp4 tensor maps", where, f));
+    auto box = m.find("block_size");
+    if (box == m.end() || !box->is_array() || box->size() != p.block_shape.size())
+      throw FormatError(fmt::format("Triton metadata {}: field \"{}/block_size\" is not an array of {} sizes", where, f,
+                                    p.block_shape.size()));
+    for (size_t d = 0; d < box->size(); ++d) {
+      const json& b = (*box)[d];
+      if (!b.is_number_unsigned() || b.get<uint64_t>() == 0 || b.get<uint64_t>() > 256)
+        throw FormatError(fmt::format("Triton metadata {}: field \"{}/block_size/{}\" is not 1 to 256", where, f, d));
+      p.tma_box.push_back(static_cast<uint32_t>(b.get<uint64_t>()));
+    }
+  }
+}
+
 }  // namespace
 
 uint32_t TritonParam::size() const {
+  if (tensordesc) return 128;  // a CUtensorMap
   if (pointer) return 8;
   if (type == "i1" || type == "i8") return type == "i1" ? 1 : 1;
   if (type == "i16" || type == "f16" || type == "bf16") return 2;
@@ -310,6 +378,11 @@ uint32_t TritonParam::size() const {
 }
 
 std::string TritonParam::aot() const {
+  if (tensordesc) {
+    std::string block;
+    for (uint64_t b : block_shape) block += (block.empty() ? "" : ", ") + std::to_string(b);
+    return fmt::format("tensordesc<{}[{}]>", triton_aot_type(type), block);
+  }
   std::string s = (pointer ? "*" : "") + triton_aot_type(type);
   if (divisibility) s += fmt::format(":{}", divisibility);
   return s;
@@ -359,6 +432,21 @@ std::vector<TritonParam> parse_triton_signature(std::string_view ir, const std::
   std::vector<TritonParam> out;
   if (triton_trim(params).empty()) return out;
   for (auto p : triton_split_params(params)) out.push_back(triton_parse_param(p, out.size(), kernel, where));
+  // A descriptor's shape (i32) and stride (i64) parameters follow it under its name.
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (!out[d].tensordesc) continue;
+    const size_t rank = out[d].block_shape.size();
+    for (size_t k = 0; k < 2 * rank; ++k) {
+      const size_t i = d + 1 + k;
+      const char* want = k < rank ? "i32" : "i64";
+      if (i >= out.size() || out[i].name != out[d].name || out[i].pointer || out[i].type != want)
+        throw FormatError(fmt::format("{}: tensor descriptor {} (parameter {} of @{}) is not followed by its {} shape (i32) and "
+                                      "{} stride (i64) parameters, as Triton 3.6 writes them",
+                                      where, out[d].name, d, kernel, rank, rank));
+      out[i].desc_of = static_cast<int32_t>(d);
+      out[i].name = fmt::format("{}.{}{}", out[d].name, k < rank ? "shape" : "stride", k % rank);
+    }
+  }
   // Arguments are bound by name (a manifest's "args" object): two parameters
   // of one name would both take the first one's value.
   std::unordered_map<std::string_view, size_t> first;  // a hostile IR may hold 10^6 parameters
@@ -451,14 +539,12 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
                                   "[{}, {}, {}]): lrrt has no cluster launch",
                                   where, e.num_ctas != 1 ? "num_ctas" : "cluster_dims", e.num_ctas, e.cluster_dims[0],
                                   e.cluster_dims[1], e.cluster_dims[2]));
+  const json* tensordesc_meta = nullptr;
   if (auto td = j.find("tensordesc_meta"); td != j.end() && !td->is_null()) {
     if (!td->is_array())
       throw FormatError(fmt::format("Triton metadata {}: field \"tensordesc_meta\" is {}, expected an array", where,
                                     triton_describe_value(*td)));
-    if (!td->empty())
-      throw FormatError(fmt::format("Triton metadata {}: field \"tensordesc_meta\" lists {} tensor descriptor(s): TMA "
-                                    "arguments are not supported by lrrt",
-                                    where, td->size()));
+    tensordesc_meta = &*td;
   }
   // Hidden parameters, in the launcher's order (docs/triton.md): the global
   // scratch pointer (3.3+; the AMD launcher passes null), then the profile
@@ -486,6 +572,7 @@ TritonEntry parse_triton_entry(std::string_view metadata_json, std::string_view 
     e.hidden.push_back(scratch("profile_scratch", "profile_scratch_size", "profile_scratch_align", true));
   }
   e.params = parse_triton_signature(ir_text, e.name, where);
+  triton_attach_tensordesc_meta(e.params, tensordesc_meta, where);
   e.access = analyze_triton_access(ir_text, e.name);
   return e;
 }
@@ -605,6 +692,10 @@ std::string triton_entry_json(const TritonEntry& e) {
     json param{{"name", p.name}, {"type", p.type}, {"pointer", p.pointer}, {"divisibility", p.divisibility},
                {"size", p.size()}, {"aot", p.aot()}};
     if (p.pointer) triton_access_json(e.access, i, param);
+    if (p.tensordesc)
+      param["tensordesc"] = {{"block_shape", p.block_shape}, {"swizzle", p.tma_swizzle}, {"elem_size", p.tma_elem_size},
+                             {"elem_type", p.tma_elem_type}, {"box", p.tma_box}};
+    if (p.desc_of >= 0) param["part_of"] = p.desc_of;
     j["params"].push_back(std::move(param));
   }
   j["hidden"] = json::array();

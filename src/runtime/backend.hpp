@@ -240,6 +240,11 @@ class Device {
   // (an AQL packet block, a CUDA graph, a host task DAG).
   virtual std::unique_ptr<graph::GraphExec> instantiate_graph(const graph::Lowering& lowering);
 
+  // Writes the 128-byte descriptor of a validated tensor map
+  // (lr_tensor_map_encode; tensor_map.hpp). The default, for devices without
+  // TMA (host, hsa), throws LR_ERROR_NOT_SUPPORTED.
+  virtual void encode_tensor_map(const lr_tensor_map_desc_t& desc, void* out128);
+
  protected:
   // Derived destructors call this first: the queue may use the derived
   // device's members (thread pool, context) while it shuts down.

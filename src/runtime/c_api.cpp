@@ -16,6 +16,7 @@
 #include "lrrt/lrrt.h"
 #include "runtime.hpp"
 #include "staging.hpp"
+#include "tensor_map.hpp"
 #include "wait.hpp"
 
 using lrrt::rt::CopyKind;
@@ -1021,3 +1022,25 @@ lr_status_t lr_graph_exec_get_plan(lr_graph_exec_t* exec, char* json, size_t cap
 }
 
 }  // extern "C"
+
+lr_status_t lr_tensor_map_encode(lr_device_t device, const lr_tensor_map_desc_t* desc, void* out128) {
+  return guard("lr_tensor_map_encode", [&] {
+    require(desc, "desc");
+    require(out128, "out128");
+    // The rules first, on every backend: a malformed descriptor is the
+    // caller's to fix wherever it is encoded.
+    lrrt::rt::validate_tensor_map(*desc);
+    Runtime& r = rt();
+    // Aligned as cuda.h declares CUtensorMap (128; the driver needs 64).
+    alignas(128) std::byte bytes[LR_TENSOR_MAP_BYTES] = {};
+    r.opened(r.device(device)).encode_tensor_map(*desc, bytes);
+    std::memcpy(out128, bytes, sizeof(bytes));
+  });
+}
+
+lr_status_t lr_tensor_map_validate(const lr_tensor_map_desc_t* desc) {
+  return guard("lr_tensor_map_validate", [&] {
+    require(desc, "desc");
+    lrrt::rt::validate_tensor_map(*desc);
+  });
+}

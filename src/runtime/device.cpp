@@ -1,3 +1,4 @@
+#include "tensor_map.hpp"
 #include "backend.hpp"
 
 #include <cstring>
@@ -65,6 +66,8 @@ void Device::copy_sync(void* dst, const void* src, size_t size, CopyKind kind) {
 }
 
 bool Device::can_access_peer(const Device&) const { return false; }
+
+void Device::encode_tensor_map(const lr_tensor_map_desc_t&, void*) { tensor_maps_not_supported(properties().backend); }
 
 void Device::enable_peer_access(Device& peer) {
   LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "{} ({}) cannot reach the memory of {} ({})", properties().name,

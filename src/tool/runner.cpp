@@ -324,6 +324,13 @@ Manifest with_derived_access(const Manifest& m, const LoadedKernel& k, std::vect
     if (u.field && m.buffers[u.buffer].access == Access::None) unknown[u.buffer] = true;
   for (size_t i = 0; i < m.args.size(); ++i) {
     const ArgSpec& a = m.args[i];
+    if (a.kind == ArgSpec::Kind::TensorMap && m.buffers[a.buffer].access == Access::None) {
+      // The tensor map's own access (read unless it says otherwise).
+      bits[a.buffer] |= a.access == Access::Read ? LR_ACCESS_READ : a.access == Access::Write ? LR_ACCESS_WRITE : LR_ACCESS_READ_WRITE;
+      std::string& s = sources[a.buffer];
+      s = s.empty() || s == "tensor_map" ? "tensor_map" : "derived";
+      continue;
+    }
     if (a.kind != ArgSpec::Kind::Buffer || m.buffers[a.buffer].access != Access::None) continue;
     const LoadedKernel::DerivedAccess d = k.derived_access(i);
     if (d.source == "default") {

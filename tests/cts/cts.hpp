@@ -42,6 +42,9 @@ struct Expectations {
   // launch signalled it): LR_ERROR_NOT_SUPPORTED, or the marker's own (tiny)
   // duration on host.
   bool marker_has_duration = false;
+  // lr_tensor_map_encode works (cuda, on sm_90 and later devices); elsewhere
+  // it is LR_ERROR_NOT_SUPPORTED.
+  bool tensor_maps_from_sm90 = false;
 };
 
 class Session;

@@ -58,6 +58,13 @@ std::string describe_kernel_layout(const std::vector<KernelArg>& args);
 void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout,
                     const std::vector<KernelArg>& kernel_args, const std::string& kernel_name);
 
+// The arguments at the kernel's own offsets, when they hold a tensor map and
+// give no offsets themselves: a cubin places a 64-byte aligned parameter at a
+// 64-byte aligned address of its constant bank, so its first one may sit past
+// offset 0 (48 on sm_90), where natural alignment would not put it. Otherwise
+// (or when the counts differ: check_kernargs says so) `args` unchanged.
+std::vector<ArgSpec> at_kernel_offsets(const std::vector<ArgSpec>& args, const std::vector<KernelArg>& kernel_args);
+
 // Packs the argument bytes; pointers[i] is the device address of
 // manifest->buffers[i]. The result is at least min_size bytes.
 std::vector<std::byte> pack_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layout,

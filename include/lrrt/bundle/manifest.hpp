@@ -18,6 +18,7 @@
 
 #include "lrrt/bundle/dtype.hpp"
 #include "lrrt/bundle/errors.hpp"
+#include "lrrt/bundle/tensor_map.hpp"
 
 namespace lrrt::bundle {
 
@@ -87,7 +88,9 @@ struct ArgScalarField {
 struct ArgSpec {
   // Bytes: a struct ({"struct": [...]}) or raw bytes ({"bytes": hex},
   // {"bytes_file": path}) passed by value, laid out by the manifest.
-  enum class Kind { Buffer, Scalar, Bytes };
+  // TensorMap: a 128-byte descriptor over `buffer` (tensor_map.hpp), passed
+  // by value; `access` is how the kernel uses the buffer through it.
+  enum class Kind { Buffer, Scalar, Bytes, TensorMap };
   Kind kind = Kind::Scalar;
   size_t buffer = 0;                 // Buffer: index into Manifest::buffers
   DType type = DType::u32;           // Scalar
@@ -110,11 +113,14 @@ struct ArgSpec {
   Access access = Access::None;
   uint64_t range_offset = 0;
   uint64_t range_bytes = 0;          // 0: to the end of the buffer
+  std::optional<TensorMapSpec> tensor_map;  // TensorMap
   uint32_t size() const {
+    if (kind == Kind::TensorMap) return LR_TENSOR_MAP_BYTES;
     if (kind == Kind::Bytes) return static_cast<uint32_t>(blob.size());
     return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_size(type));
   }
   uint32_t align() const {
+    if (kind == Kind::TensorMap) return LR_TENSOR_MAP_ALIGN;
     if (kind == Kind::Bytes) return blob_align;
     return kind == Kind::Buffer || null_pointer ? 8u : static_cast<uint32_t>(dtype_align(type));
   }

@@ -25,6 +25,19 @@ struct TritonParam {
   bool pointer = false;
   std::string type;         // element type of a pointer, else the value's: "f32", "i32", "f16", "bf16", "f64", "i1"...
   uint32_t divisibility = 0;  // tt.divisibility, 0 when absent
+  // A tensor descriptor (`!tt.tensordesc<tensor<32x64xf32>>`, Triton 3.6):
+  // Triton's launcher passes a CUtensorMap (128 bytes) it encodes from the
+  // entry's tensordesc_meta, then the tensor's shape (i32 each) and strides
+  // (i64 each, in elements), which the IR lists right after it under the
+  // same name; lrrt renames those "<name>.shape<k>" / "<name>.stride<k>" and
+  // sets their desc_of to the descriptor's index.
+  bool tensordesc = false;
+  std::vector<uint64_t> block_shape;  // the IR type's block, outermost first
+  int32_t desc_of = -1;
+  // tensordesc_meta: swizzle (CUtensorMapSwizzle), the element's size, its
+  // CUtensorMapDataType (host numbering) and the box, outermost first.
+  uint32_t tma_swizzle = 0, tma_elem_size = 0, tma_elem_type = 0;
+  std::vector<uint32_t> tma_box;
   uint32_t size() const;      // bytes in the kernel's arguments: 8 for a pointer
   // Triton's AOT notation: "*fp32:16", "i32", "fp16".
   std::string aot() const;

@@ -7,6 +7,9 @@ pub const LR_NAME_CAPACITY: u32 = 128;
 pub const LR_MESSAGE_CAPACITY: u32 = 512;
 pub const LR_GRAPH_DEFAULT_MAX_LANES: u32 = 2;
 pub const LR_GRAPH_DEFAULT_MAX_IN_FLIGHT: u32 = 2;
+pub const LR_TENSOR_MAP_BYTES: u32 = 128;
+pub const LR_TENSOR_MAP_ALIGN: u32 = 64;
+pub const LR_TENSOR_MAP_MAX_RANK: u32 = 5;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;
 pub const LR_SUCCESS: lr_status_t = 0;
@@ -1978,5 +1981,261 @@ extern "C" {
         json: *mut ::std::os::raw::c_char,
         capacity: usize,
         length: *mut usize,
+    ) -> lr_status_t;
+}
+pub const LR_TENSOR_MAP_U8: lr_tensor_map_dtype_t = 0;
+pub const LR_TENSOR_MAP_U16: lr_tensor_map_dtype_t = 1;
+pub const LR_TENSOR_MAP_U32: lr_tensor_map_dtype_t = 2;
+pub const LR_TENSOR_MAP_I32: lr_tensor_map_dtype_t = 3;
+pub const LR_TENSOR_MAP_U64: lr_tensor_map_dtype_t = 4;
+pub const LR_TENSOR_MAP_I64: lr_tensor_map_dtype_t = 5;
+pub const LR_TENSOR_MAP_F16: lr_tensor_map_dtype_t = 6;
+pub const LR_TENSOR_MAP_F32: lr_tensor_map_dtype_t = 7;
+pub const LR_TENSOR_MAP_F64: lr_tensor_map_dtype_t = 8;
+pub const LR_TENSOR_MAP_BF16: lr_tensor_map_dtype_t = 9;
+pub const LR_TENSOR_MAP_F32_FTZ: lr_tensor_map_dtype_t = 10;
+pub const LR_TENSOR_MAP_TF32: lr_tensor_map_dtype_t = 11;
+pub const LR_TENSOR_MAP_TF32_FTZ: lr_tensor_map_dtype_t = 12;
+pub type lr_tensor_map_dtype_t = ::std::os::raw::c_uint;
+pub const LR_TENSOR_MAP_INTERLEAVE_NONE: lr_tensor_map_interleave_t = 0;
+pub const LR_TENSOR_MAP_INTERLEAVE_16B: lr_tensor_map_interleave_t = 1;
+pub const LR_TENSOR_MAP_INTERLEAVE_32B: lr_tensor_map_interleave_t = 2;
+pub type lr_tensor_map_interleave_t = ::std::os::raw::c_uint;
+pub const LR_TENSOR_MAP_SWIZZLE_NONE: lr_tensor_map_swizzle_t = 0;
+pub const LR_TENSOR_MAP_SWIZZLE_32B: lr_tensor_map_swizzle_t = 1;
+pub const LR_TENSOR_MAP_SWIZZLE_64B: lr_tensor_map_swizzle_t = 2;
+pub const LR_TENSOR_MAP_SWIZZLE_128B: lr_tensor_map_swizzle_t = 3;
+pub type lr_tensor_map_swizzle_t = ::std::os::raw::c_uint;
+pub const LR_TENSOR_MAP_L2_PROMOTION_NONE: lr_tensor_map_l2_promotion_t = 0;
+pub const LR_TENSOR_MAP_L2_PROMOTION_64B: lr_tensor_map_l2_promotion_t = 1;
+pub const LR_TENSOR_MAP_L2_PROMOTION_128B: lr_tensor_map_l2_promotion_t = 2;
+pub const LR_TENSOR_MAP_L2_PROMOTION_256B: lr_tensor_map_l2_promotion_t = 3;
+pub type lr_tensor_map_l2_promotion_t = ::std::os::raw::c_uint;
+pub const LR_TENSOR_MAP_OOB_FILL_ZERO: lr_tensor_map_oob_fill_t = 0;
+pub const LR_TENSOR_MAP_OOB_FILL_NAN: lr_tensor_map_oob_fill_t = 1;
+pub type lr_tensor_map_oob_fill_t = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct lr_tensor_map_desc_t {
+    pub dtype: u32,
+    pub rank: u32,
+    pub global_address: *mut ::std::os::raw::c_void,
+    pub global_dims: [u64; 5usize],
+    pub global_strides: [u64; 4usize],
+    pub box_dims: [u32; 5usize],
+    pub element_strides: [u32; 5usize],
+    pub interleave: u32,
+    pub swizzle: u32,
+    pub l2_promotion: u32,
+    pub oob_fill: u32,
+}
+#[test]
+fn bindgen_test_layout_lr_tensor_map_desc_t() {
+    assert_eq!(
+        ::std::mem::size_of::<lr_tensor_map_desc_t>(),
+        144usize,
+        concat!("Size of: ", stringify!(lr_tensor_map_desc_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<lr_tensor_map_desc_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(lr_tensor_map_desc_t))
+    );
+    fn test_field_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(dtype)
+            )
+        );
+    }
+    test_field_dtype();
+    fn test_field_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rank) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(rank)
+            )
+        );
+    }
+    test_field_rank();
+    fn test_field_global_address() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).global_address) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(global_address)
+            )
+        );
+    }
+    test_field_global_address();
+    fn test_field_global_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).global_dims) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(global_dims)
+            )
+        );
+    }
+    test_field_global_dims();
+    fn test_field_global_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).global_strides) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(global_strides)
+            )
+        );
+    }
+    test_field_global_strides();
+    fn test_field_box_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).box_dims) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(box_dims)
+            )
+        );
+    }
+    test_field_box_dims();
+    fn test_field_element_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).element_strides) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(element_strides)
+            )
+        );
+    }
+    test_field_element_strides();
+    fn test_field_interleave() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).interleave) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(interleave)
+            )
+        );
+    }
+    test_field_interleave();
+    fn test_field_swizzle() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).swizzle) as usize - ptr as usize
+            },
+            132usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(swizzle)
+            )
+        );
+    }
+    test_field_swizzle();
+    fn test_field_l2_promotion() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).l2_promotion) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(l2_promotion)
+            )
+        );
+    }
+    test_field_l2_promotion();
+    fn test_field_oob_fill() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_tensor_map_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).oob_fill) as usize - ptr as usize
+            },
+            140usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_tensor_map_desc_t),
+                "::",
+                stringify!(oob_fill)
+            )
+        );
+    }
+    test_field_oob_fill();
+}
+extern "C" {
+    pub fn lr_tensor_map_validate(desc: *const lr_tensor_map_desc_t) -> lr_status_t;
+}
+extern "C" {
+    pub fn lr_tensor_map_encode(
+        device: lr_device_t,
+        desc: *const lr_tensor_map_desc_t,
+        out128: *mut ::std::os::raw::c_void,
     ) -> lr_status_t;
 }

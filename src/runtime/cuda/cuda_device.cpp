@@ -288,6 +288,32 @@ bool CudaDevice::can_access_peer(const Device& peer) const {
   return cu().cuDeviceCanAccessPeer(&can, device_, p->device_) == CUDA_SUCCESS && can != 0;
 }
 
+// The ABI's enums are CUDA's, value for value (lrrt.h), so they pass as they are.
+static_assert(LR_TENSOR_MAP_TF32_FTZ == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ);
+static_assert(LR_TENSOR_MAP_BF16 == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+static_assert(LR_TENSOR_MAP_INTERLEAVE_32B == CU_TENSOR_MAP_INTERLEAVE_32B);
+static_assert(LR_TENSOR_MAP_SWIZZLE_128B == CU_TENSOR_MAP_SWIZZLE_128B);
+static_assert(LR_TENSOR_MAP_L2_PROMOTION_256B == CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+static_assert(LR_TENSOR_MAP_OOB_FILL_NAN == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
+static_assert(sizeof(CUtensorMap) == LR_TENSOR_MAP_BYTES);
+
+void CudaDevice::encode_tensor_map(const lr_tensor_map_desc_t& d, void* out128) {
+  if (sm_ < 90)
+    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "tensor maps are a CUDA sm_90+ feature; {} is sm_{}", description_, sm_);
+  const CudaSymbols& s = cu();
+  if (!s.cuTensorMapEncodeTiled)
+    LRRT_THROW(LR_ERROR_NOT_SUPPORTED, "the CUDA driver in {} (CUDA {}.{}) has no cuTensorMapEncodeTiled (CUDA 12.0+)",
+               s.library_name, s.driver_version / 1000, (s.driver_version % 1000) / 10);
+  make_current();
+  LRRT_CUDA_CHECK(s, LR_ERROR_INVALID_ARGUMENT,
+                  cuTensorMapEncodeTiled(static_cast<CUtensorMap*>(out128), static_cast<CUtensorMapDataType>(d.dtype),
+                                         d.rank, d.global_address, d.global_dims, d.global_strides, d.box_dims,
+                                         d.element_strides, static_cast<CUtensorMapInterleave>(d.interleave),
+                                         static_cast<CUtensorMapSwizzle>(d.swizzle),
+                                         static_cast<CUtensorMapL2promotion>(d.l2_promotion),
+                                         static_cast<CUtensorMapFloatOOBfill>(d.oob_fill)));
+}
+
 void CudaDevice::enable_peer_access(Device& peer) {
   auto* p = dynamic_cast<CudaDevice*>(&peer);
   if (!p) return Device::enable_peer_access(peer);

@@ -54,6 +54,8 @@ class CudaDevice final : public Device {
   void enable_peer_access(Device& peer) override;
   void copy_from_peer(Queue& queue, void* dst, Device& src_device, const void* src, size_t size, EventList wait_for,
                       Event* signal) override;
+  // cuTensorMapEncodeTiled (CUDA 12.0+ drivers), sm_90+ only.
+  void encode_tensor_map(const lr_tensor_map_desc_t& desc, void* out128) override;
 
   // Makes this device's primary context current on the calling thread.
   void make_current() const {

@@ -61,6 +61,7 @@
   X(cuStreamWriteValue32)             \
   X(cuDeviceGetP2PAttribute)          \
   X(cuMemHostGetDevicePointer)        \
+  X(cuTensorMapEncodeTiled)           \
   LRRT_CUDA_CAPTURE_GRAPH_SYMBOLS(X)
 
 // The native graph of `lrrt bench replay` (cuda_native.cpp): stream capture,

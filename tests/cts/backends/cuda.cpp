@@ -24,6 +24,7 @@ class CudaBackend final : public Backend {
     e.args_have_kinds = false;  // cuFuncGetParamInfo / the cubin: offsets and sizes only
     e.args_have_names = false;
     e.marker_has_duration = false;
+    e.tensor_maps_from_sm90 = true;
     return e;
   }
   uint32_t long_work_elements() const override { return 1u << 24; }
