@@ -5,7 +5,7 @@
 // and event records in order and asynchronously to the caller. Everything
 // reports failure by throwing lrrt::Error (error.hpp).
 //
-// The core (runtime.cpp / c_api.cpp) adds what is the same for every backend:
+// The core (runtime.cpp / c_api*.cpp) adds what is the same for every backend:
 // handle validation, memory statistics, the default-queue semantics of
 // lr_launch / lr_memcpy_async and draining before frees.
 #pragma once

@@ -1,7 +1,7 @@
 // Errors inside the runtime are C++ exceptions carrying an lr_status_t: the
 // public lrrt::Error of the C++ wrapper (include/lrrt/lrrt.hpp), so code
 // linking the runtime directly (the bench-only native baselines, tests)
-// catches what a wrapper user catches. The C ABI (c_api.cpp) turns them into
+// catches what a wrapper user catches. The C ABI (c_api*.cpp) turns them into
 // status codes and per-thread messages in one place. Messages name the call
 // site so a user report points at the code.
 #pragma once

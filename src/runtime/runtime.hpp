@@ -1,6 +1,6 @@
 // The runtime singleton behind the C ABI: the backends, one state per device,
 // the live handles (so a stale or foreign handle is an error, not a crash)
-// and memory statistics. Every lr_* function in c_api.cpp is a thin wrapper
+// and memory statistics. Every lr_* function in c_api*.cpp is a thin wrapper
 // over a method here.
 #pragma once
 

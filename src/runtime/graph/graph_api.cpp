@@ -1,6 +1,6 @@
 // The runtime's side of retained replay: graph and exec handles, validation
 // against the device's allocations and limits, the lowering call, launches,
-// argument patches. c_api.cpp wraps these.
+// argument patches. c_api_graph.cpp wraps these.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
