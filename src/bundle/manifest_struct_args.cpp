@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "lrrt/bundle/input_file.hpp"
 #include "lrrt/bundle/text.hpp"
@@ -51,6 +52,7 @@ class StructParser {
       pack = static_cast<uint32_t>(v);
     }
     Piece out;
+    std::map<std::string, size_t> names;  // field name -> its index
     uint64_t cursor = 0;
     uint32_t natural = 1;
     for (size_t k = 0; k < fields.size(); ++k) {
@@ -59,6 +61,13 @@ class StructParser {
       f.finish();
       std::string name;
       if (auto* n = f.opt("name")) name = get_string(*n, f.ptr("name"));
+      // A dotted name ("p.x") must pick one field: for patches, and for the
+      // plan's and errors' naming of pointer fields.
+      if (!name.empty()) {
+        if (auto [it, fresh] = names.emplace(name, k); !fresh)
+          throw ManifestError(f.ptr("name"), fmt::format("{}.struct[{}]: the name '{}' is already struct[{}]'s", label, k,
+                                                         printable(name, 60), it->second));
+      }
       const std::string flabel = fmt::format("{}.struct[{}]{}", label, k, name.empty() ? "" : " '" + printable(name, 60) + "'");
       const std::string fpath = path.empty() || name.empty() ? std::string() : path + "." + name;
       Piece p = parse_field(f, flabel, fpath, depth);

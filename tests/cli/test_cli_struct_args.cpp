@@ -242,6 +242,8 @@ TEST_CASE("struct args: errors exit 2 naming the field") {
        "/args/0/bytes: args[0]: 79 hex digits is not a whole number of bytes"},
       {"a bad hex digit", [&](json& m) { m["args"][0] = {{"bytes", std::string(40, '0') + "0x" + std::string(38, '0')}}; },
        "/args/0/bytes: args[0]: \"x\" at character 41 is not a hex digit"},
+      {"two fields of one name", [&](json& m) { S(m)[1]["name"] = "x"; },
+       "/args/0/struct/1/name: args[0] 'p'.struct[1]: the name 'x' is already struct[0]'s"},
       {"a missing bytes_file", [&](json& m) { m["args"][0] = {{"bytes_file", "missing.bin"}}; }, "/args/0/bytes_file"},
       {"structs nested too deep",
        [&](json& m) {

@@ -245,6 +245,12 @@ TEST_CASE("struct args: errors name the field") {
   CHECK(err(R"([{"struct": [{"type": "u32", "value": 1}], "align": 3}])").find("not a power of two") != std::string::npos);
   CHECK(err(R"([{"struct": [{"type": "u32", "value": 1, "buffer": "x"}]}])").find("exactly one of") != std::string::npos);
   CHECK(err(R"([{"struct": []}])").find("non-empty array") != std::string::npos);
+  // Two fields of one name: "p.x" would be ambiguous. The same name in
+  // sibling structs is fine.
+  CHECK(err(R"([{"name": "p", "struct": [{"name": "x", "type": "u32", "value": 1}, {"name": "x", "type": "f32", "value": 2}]}])")
+            .find("/args/0/struct/1/name: args[0] 'p'.struct[1]: the name 'x' is already struct[0]'s") != std::string::npos);
+  CHECK(err(R"([{"struct": [{"name": "a", "struct": [{"name": "x", "type": "u32", "value": 1}]},
+                            {"name": "b", "struct": [{"name": "x", "type": "u32", "value": 1}]}]}])") == "");
   CHECK(err(R"([{"struct": [{"buffer": "x", "access": "read"}]}])").find("only sequence steps") != std::string::npos);
   // Nesting deeper than the limit is an error, not a deep recursion.
   json deep = {{"type", "u8"}, {"value", 1}};
