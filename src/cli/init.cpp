@@ -206,6 +206,7 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
                                          bundle::printable(shown, 120), i));
     json arg = json::object();
     if (!a.name.empty() && bundle::is_valid_utf8(a.name)) arg["name"] = a.name;
+    bool needs_offset = a.kind == formats::ArgKind::Other;  // placed where the code object says
     if (pointer) {
       const std::string b = init_buffer_name(a.name, i, used);
       const std::string type = init_element_type(a.type_name);
@@ -230,8 +231,10 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
       } else if (!c.empty() && (!k.has_arg_layout || a.offset % (c == "c64" ? 4 : 8) == 0)) {
         arg["type"] = c;
         arg["value"] = json::array({1, 0});
+        needs_offset = true;  // a complex value's alignment may differ from the compiler's
       } else if (a.size > 0 && a.size <= kInitMaxBytes) {
         arg["bytes"] = std::string(2 * size_t(a.size), '0');
+        needs_offset = true;  // raw bytes have no alignment of their own
         raw_bytes.push_back(fmt::format("{} ({} bytes{})", i, a.size,
                                         a.type_name.empty() ? std::string() : ", " + bundle::printable(a.type_name, 60)));
       } else {
@@ -239,11 +242,7 @@ json init_from_code_object(const formats::InspectedKernel& k, const std::string&
                                            bundle::printable(shown, 120), i, a.size, kInitMaxBytes));
       }
     }
-    // Raw bytes have no alignment of their own, and a complex value's may
-    // differ from the compiler's: where the code object says, it places them.
-    if (k.has_arg_layout && (a.kind == formats::ArgKind::Other || arg.contains("bytes") ||
-                             (arg.contains("type") && arg["type"].get<std::string>()[0] == 'c')))
-      arg["offset"] = a.offset;
+    if (k.has_arg_layout && needs_offset) arg["offset"] = a.offset;
     args.push_back(arg);
   }
   uint32_t wg = 64;
