@@ -466,6 +466,20 @@ LRRT_API lr_status_t lr_launch_on_queue_with_dependencies(
     const void *args, size_t args_size, lr_event_t *const *dependencies,
     size_t dependency_count);
 
+/* One launch as one block, for callers that pay per call argument (a
+ * Python launcher through ctypes): this header, then args_size bytes of
+ * packed kernel arguments starting at offset sizeof(lr_launch_block_t) (32).
+ * queue NULL launches on the kernel's device's default queue (as lr_launch),
+ * else on queue (as lr_launch_on_queue). The block is read during the call
+ * only. */
+typedef struct lr_launch_block_t {
+  lr_kernel_t *kernel;
+  const lr_launch_config_t *config;
+  lr_queue_t *queue;
+  uint64_t args_size;
+} lr_launch_block_t;
+LRRT_API lr_status_t lr_launch_block(const lr_launch_block_t *block);
+
 /* Waits for all previously enqueued work on the device (every queue). */
 LRRT_API lr_status_t lr_synchronize(lr_device_t device);
 

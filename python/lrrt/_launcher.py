@@ -3,11 +3,13 @@ to lr_launch, cut to what changes per launch (docs/python.md).
 
 Bound once: the grid (range-checked), the launch configuration, the scratch
 pointers, the kernel handle, one struct.Struct of the whole block.
-Per call: a class guard per argument, one struct pack of the arguments (a
-fresh bytes object: ctypes releases the GIL during the call, and a block
-shared between calls could be repacked by another thread while lr_launch
-reads it), one ctypes call with argtypes=None and only ctypes objects and
-bytes as arguments (ctypes passes them through without converting anything).
+Per call: a class guard per argument, one struct pack of the launch block
+(lr_launch_block_t's header, bound once, then the arguments: a fresh bytes
+object, since ctypes releases the GIL during the call and a block shared
+between calls could be repacked by another thread while lr_launch_block
+reads it), and one ctypes call of lr_launch_block with argtypes=None and the
+one bytes object as its argument: ctypes' cost grows with each argument it
+passes, so the kernel, configuration and queue ride in the block.
 
 The guard is what keeps the checks of the checked path (element types,
 scalar kinds, freed buffers, host arrays on a GPU) off the fast path without
@@ -17,10 +19,11 @@ refuses it or learns it. Ranges are checked by struct itself: a value that
 does not fit fails the pack and goes through the checked path for its error.
 """
 import ctypes
+import struct
 
 from ._args import bf16_bits
 from ._buffer import Buffer, _Runtime
-from ._lib import check, lib
+from ._lib import Error, check, lib
 
 
 def _prepared(name):
@@ -29,8 +32,8 @@ def _prepared(name):
     return f
 
 
-_LAUNCH = _prepared("lr_launch")
-_LAUNCH_ON_QUEUE = _prepared("lr_launch_on_queue")
+_LAUNCH_BLOCK = _prepared("lr_launch_block")
+_HEADER = "QQQQ"  # lr_launch_block_t: kernel, config, queue, args_size (32 bytes; the arguments follow)
 
 
 class _Unseen:
@@ -44,10 +47,19 @@ def bound_launcher(kernel, grid, queue=None):
     params = kernel.params
     n = len(params)
     host = kernel.device is not None and kernel.device.backend == "host"
-    op = "lr_launch" if queue is None else "lr_launch_on_queue"
-    ns = {"pack": kernel._struct.pack, "call": _LAUNCH if queue is None else _LAUNCH_ON_QUEUE, "kh": kernel.kernel._h,
-          "cfg": cfg, "cfgp": ctypes.byref(cfg) if cfg is not None else None,
-          "size": ctypes.c_size_t(kernel._struct.size), "qh": queue._h if queue is not None else None, "keep": keep}
+    op = "lr_launch_block"
+    args_format = kernel._struct.format
+    args_format = args_format.decode() if isinstance(args_format, bytes) else args_format
+    block = struct.Struct("<" + _HEADER + args_format.lstrip("<"))
+    # The header's values, bound once: the handles as addresses (the C side
+    # checks each is live), the configuration kept alive by this launcher.
+    if queue is not None and not getattr(queue._h, "value", None):
+        raise Error(1, "lrrt.triton: bind", "the queue was destroyed")  # 0 in the block means the default queue
+    header = (getattr(kernel.kernel._h, "value", None) or 0, ctypes.addressof(cfg) if cfg is not None else 0,
+              queue._h.value if queue is not None else 0, kernel._struct.size)
+    ns = {"pack": block.pack, "call": _LAUNCH_BLOCK, "cfg": cfg, "keep": keep, "queue": queue}
+    for j, v in enumerate(header):
+        ns[f"B{j}"] = v
     for j, ptr in enumerate(hidden):
         ns[f"H{j}"] = ptr
     for i in range(n):
@@ -69,10 +81,10 @@ def bound_launcher(kernel, grid, queue=None):
         """The checked path: every check, then the launch, then the guards
         learn these arguments' kinds."""
         values = kernel._values(args)
-        data = kernel._pack(values, hidden, args)
+        kernel._pack(values, hidden, args)  # names the argument that does not fit
         if cfg is None:  # a grid of 0 programs: nothing to launch
             return
-        status = ns["call"](*((ns["qh"],) if queue is not None else ()), ns["kh"], ns["cfgp"], data, ns["size"])
+        status = ns["call"](block.pack(*header, *values, *hidden))
         if status:
             fail(status)
         learn(args)
@@ -81,10 +93,10 @@ def bound_launcher(kernel, grid, queue=None):
     names = [f"a{i}" for i in range(n)]
     guard = " and ".join(f"{a}.__class__ is C{i}" + (f" and {a}.dtype is D{i}" if p["pointer"] else "")
                          for i, (a, p) in enumerate(zip(names, params))) or "True"
-    packed = ", ".join([f"{a}.data_ptr()" if p["pointer"] else (f"bf({a})" if p["type"] == "bf16" else a)
+    packed = ", ".join([f"B{j}" for j in range(len(header))] + [f"{a}.data_ptr()" if p["pointer"] else (f"bf({a})" if p["type"] == "bf16" else a)
                         for a, p in zip(names, params)] + [f"H{j}" for j in range(len(hidden))])
     sig = ", ".join(names)
-    call = ("call(qh, kh, cfgp, data, size)" if queue is not None else "call(kh, cfgp, data, size)")
+    call = "call(data)"
     fn = "launch_" + kernel.desc["name"] if kernel.desc["name"].isidentifier() else "run"
     if cfg is None:
         src = f"def run({sig}):\n    return slow({sig})\n"

@@ -166,6 +166,7 @@ class TritonKernel:
         self._convert = tuple(convert)
         self._configs = {}  # grid -> (LaunchConfig, hidden pointers, scratch buffers)
         self._bound = {}  # (grid, queue) -> BoundLauncher
+        self._bound_default = {}  # grid -> BoundLauncher on the default queue (one lookup, no key tuple)
 
     def _hidden(self, programs):
         """The hidden scratch pointers for a grid of programs, and the
@@ -251,7 +252,7 @@ class TritonKernel:
 
     def launch(self, grid, *args, queue=None):
         try:
-            run = self._bound[(grid, queue)]
+            run = self._bound_default[grid] if queue is None else self._bound[(grid, queue)]
         except (KeyError, TypeError):
             run = self._bound_for(grid, queue)
         run(*args)
@@ -266,7 +267,10 @@ class TritonKernel:
         try:
             if len(self._bound) > 256:
                 self._bound.clear()
+                self._bound_default.clear()
             self._bound[(grid, queue)] = run
+            if queue is None:
+                self._bound_default[grid] = run
         except TypeError:  # an unhashable grid of another kind: not cached
             pass
         return run
@@ -289,7 +293,7 @@ class TritonKernel:
         if callable(grid):
             raise TypeError("lrrt.triton: give the grid as a tuple, not a function")
         try:
-            return self._bound[(grid, None)]
+            return self._bound_default[grid]
         except (KeyError, TypeError):
             return self._bound_for(grid, None)
 

@@ -17,6 +17,7 @@ static_assert(static_cast<int>(formats::ArgKind::GlobalBuffer) == LR_ARG_GLOBAL_
 static_assert(static_cast<int>(formats::ArgKind::DynamicShared) == LR_ARG_DYNAMIC_SHARED);
 static_assert(static_cast<int>(formats::ArgKind::Hidden) == LR_ARG_HIDDEN);
 static_assert(static_cast<int>(formats::ArgKind::Other) == LR_ARG_OTHER);
+static_assert(sizeof(lr_launch_block_t) == 32, "lr_launch_block_t: the arguments start at offset 32 (lrrt.h)");
 static_assert(static_cast<int>(formats::AccessMode::Read) == LR_ACCESS_READ);
 static_assert(static_cast<int>(formats::AccessMode::Write) == LR_ACCESS_WRITE);
 static_assert(static_cast<int>(formats::AccessMode::ReadWrite) == LR_ACCESS_READ_WRITE);
@@ -231,6 +232,24 @@ lr_status_t lr_launch(lr_kernel_t* kernel, const lr_launch_config_t* config, con
     r.check_kernel(kernel);
     DeviceState* d = kernel->module->device;
     launch(r, *d->default_queue, d->default_queue_submissions, d, kernel, config, args, args_size, nullptr, 0);
+  });
+}
+
+lr_status_t lr_launch_block(const lr_launch_block_t* block) {
+  return guard("lr_launch_block", [&] {
+    require(block, "block");
+    Runtime& r = rt();
+    const void* args = reinterpret_cast<const std::byte*>(block) + sizeof(lr_launch_block_t);
+    const size_t size = block->args_size;
+    if (block->queue) {
+      r.check_queue(block->queue);
+      launch(r, *block->queue->queue, block->queue->submissions, block->queue->device, block->kernel, block->config,
+             args, size, nullptr, 0);
+      return;
+    }
+    r.check_kernel(block->kernel);
+    DeviceState* d = block->kernel->module->device;
+    launch(r, *d->default_queue, d->default_queue_submissions, d, block->kernel, block->config, args, size, nullptr, 0);
   });
 }
 

@@ -3,6 +3,8 @@
 // arguments the same way everywhere, and bad launches are refused before
 // anything runs.
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "cts.hpp"
 
@@ -115,6 +117,44 @@ TEST_CASE("bad launches are refused before anything runs") {
   // Nothing ran: y is as it was.
   auto out = download<float>(dy, n);
   check_every(std::span<const float>(out), [&](size_t i) { return y[i]; }, "y untouched");
+}
+
+TEST_CASE("lr_launch_block: the header and the arguments in one block, on the default queue and on a queue") {
+  Session s;
+  CTS_RANDOM(rng);
+  auto module = s.load("saxpy");
+  auto kernel = module.kernel("saxpy");
+  lrrt::Queue queue(s.device());
+  for (lr_queue_t* q : {static_cast<lr_queue_t*>(nullptr), queue.get()}) {
+    CAPTURE(q != nullptr);
+    const uint32_t n = 1000 + uint32_t(rng.uniform(0, 3000));
+    auto x = rng.floats(n), y = rng.floats(n);
+    const float a = rng.uniform(-3, 3);
+    auto dx = upload(s.device(), x), dy = upload(s.device(), y);
+    Args args;
+    args.add(a).add(dx.data()).add(dy.data()).add(n);
+    const auto cfg = config_1d(n, 64);
+    std::vector<std::byte> block(sizeof(lr_launch_block_t) + args.size());
+    const lr_launch_block_t header{kernel.get(), &cfg, q, args.size()};
+    std::memcpy(block.data(), &header, sizeof header);
+    std::memcpy(block.data() + sizeof header, args.data(), args.size());
+    REQUIRE(lr_launch_block(reinterpret_cast<const lr_launch_block_t*>(block.data())) == LR_SUCCESS);
+    if (q) REQUIRE(lr_queue_synchronize(q) == LR_SUCCESS);
+    auto out = download<float>(dy, n);
+    size_t wrong = 0;
+    for (uint32_t i = 0; i < n; ++i) wrong += out[i] != std::fma(a, x[i], y[i]) && out[i] != a * x[i] + y[i];
+    CHECK_MESSAGE(wrong == 0, wrong, " of ", n, " wrong");
+  }
+  // Refused before anything runs: no block, no kernel, no config, short arguments.
+  CTS_FAILS(lr_launch_block(nullptr), LR_ERROR_INVALID_ARGUMENT, "block");
+  const auto cfg = config_1d(64, 64);
+  lr_launch_block_t bare{nullptr, &cfg, nullptr, 0};
+  CTS_FAILS(lr_launch_block(&bare), LR_ERROR_INVALID_ARGUMENT);
+  bare.kernel = kernel.get();
+  bare.config = nullptr;
+  CTS_FAILS(lr_launch_block(&bare), LR_ERROR_INVALID_ARGUMENT, "config");
+  bare.config = &cfg;
+  CTS_FAILS(lr_launch_block(&bare), LR_ERROR_INVALID_ARGUMENT, "28");
 }
 
 }  // TEST_SUITE

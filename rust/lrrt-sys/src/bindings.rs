@@ -1594,6 +1594,98 @@ extern "C" {
         dependency_count: usize,
     ) -> lr_status_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct lr_launch_block_t {
+    pub kernel: *mut lr_kernel_t,
+    pub config: *const lr_launch_config_t,
+    pub queue: *mut lr_queue_t,
+    pub args_size: u64,
+}
+#[test]
+fn bindgen_test_layout_lr_launch_block_t() {
+    assert_eq!(
+        ::std::mem::size_of::<lr_launch_block_t>(),
+        32usize,
+        concat!("Size of: ", stringify!(lr_launch_block_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<lr_launch_block_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(lr_launch_block_t))
+    );
+    fn test_field_kernel() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_launch_block_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kernel) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_launch_block_t),
+                "::",
+                stringify!(kernel)
+            )
+        );
+    }
+    test_field_kernel();
+    fn test_field_config() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_launch_block_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).config) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_launch_block_t),
+                "::",
+                stringify!(config)
+            )
+        );
+    }
+    test_field_config();
+    fn test_field_queue() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_launch_block_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).queue) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_launch_block_t),
+                "::",
+                stringify!(queue)
+            )
+        );
+    }
+    test_field_queue();
+    fn test_field_args_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<lr_launch_block_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).args_size) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(lr_launch_block_t),
+                "::",
+                stringify!(args_size)
+            )
+        );
+    }
+    test_field_args_size();
+}
+extern "C" {
+    pub fn lr_launch_block(block: *const lr_launch_block_t) -> lr_status_t;
+}
 extern "C" {
     pub fn lr_synchronize(device: lr_device_t) -> lr_status_t;
 }
