@@ -127,6 +127,10 @@ fn run() -> lrrt::Result<()> {
         }
     }
     let samples = times[0].len();
+    // Sample i (after the warm-ups) began with replay when WARMUP_SAMPLES + i
+    // is even, so its replay followed the previous sample's replay; else it
+    // followed this sample's per-launch pass (scripts/rust-replay-check splits them).
+    let list = |v: &Vec<f64>| v.iter().map(|x| format!("{:.1}", x)).collect::<Vec<_>>().join(", ");
     let replay_ns = median(times[0].clone());
     let launch_ns = median(times[1].clone());
     let timeout = match std::env::var("LRRT_WAIT_TIMEOUT_MS") {
@@ -142,14 +146,17 @@ fn run() -> lrrt::Result<()> {
     if o.json {
         println!(
             "{{\"chain\": {}, \"backend\": \"{}\", \"device\": \"{}\", \"samples\": {}, \
-             \"replay_ns_per_dispatch\": {:.1}, \"per_launch_ns_per_dispatch\": {:.1}, \"method\": \"{}\"}}",
+             \"replay_ns_per_dispatch\": {:.1}, \"per_launch_ns_per_dispatch\": {:.1}, \"method\": \"{}\", \
+             \"replay_samples_ns\": [{}], \"per_launch_samples_ns\": [{}]}}",
             STEPS,
             props.backend,
             props.name.replace('"', "'"),
             samples,
             replay_ns,
             launch_ns,
-            method
+            method,
+            list(&times[0]),
+            list(&times[1])
         );
     } else {
         println!("saxpy chain of {} steps on {} ({}), {} samples, median per dispatch:", STEPS, props.backend, props.name, samples);
