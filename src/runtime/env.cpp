@@ -16,7 +16,8 @@ constexpr const Variable* kAll[] = {
     &kHostDevices,        &kCudaSync,            &kCudaPdl,          &kCudaGraphCompletion,
     &kCudaGraphContext,   &kCudaGraphKernelParams, &kCudaLibrary,    &kHsaLibrary,
     &kTestDropEdge,       &kTestWorstOrder,      &kTestShareReplaySignals, &kKernelDir,
-    &kHoldQueue,          &kBenchReplayCases,    &kTestMemAvailable,
+    &kHoldQueue,          &kBenchReplayCases,    &kBenchReplayWays,
+    &kTestMemAvailable,
 };
 
 // The value as a message quotes it: printable ASCII kept, anything else as

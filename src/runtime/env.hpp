@@ -74,6 +74,7 @@ inline constexpr Variable kTestShareReplaySignals{"LRRT_TEST_SHARE_REPLAY_SIGNAL
 inline constexpr Variable kKernelDir{"LRRT_KERNEL_DIR", Kind::Text};
 inline constexpr Variable kHoldQueue{"LRRT_HOLD_QUEUE", Kind::Choice, 0, 0, "0|1"};
 inline constexpr Variable kBenchReplayCases{"LRRT_BENCH_REPLAY_CASES", Kind::Text};
+inline constexpr Variable kBenchReplayWays{"LRRT_BENCH_REPLAY_WAYS", Kind::Choice, 0, 0, "all|lrrt"};
 inline constexpr Variable kTestMemAvailable{"LRRT_TEST_MEMAVAILABLE_BYTES", Kind::Count, 0, UINT64_MAX,
                                             "a whole number of bytes"};
 

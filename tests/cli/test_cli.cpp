@@ -652,6 +652,40 @@ TEST_CASE("bench replay on host: every case, four ways (no native graph on host)
   expect_bench_replay("host", false);
 }
 
+// LRRT_BENCH_REPLAY_WAYS=lrrt (scripts/rust-replay-check): lrrt's ways only,
+// as the Rust example alternates them; the chosen case only.
+TEST_CASE("bench replay LRRT_BENCH_REPLAY_WAYS=lrrt: lrrt's replay and per-launch only, no native rows") {
+  struct Env {
+    Env() {
+      setenv("LRRT_BENCH_REPLAY_WAYS", "lrrt", 1);
+      setenv("LRRT_BENCH_REPLAY_CASES", "saxpy-chain-1000", 1);
+    }
+    ~Env() {
+      unsetenv("LRRT_BENCH_REPLAY_WAYS");
+      unsetenv("LRRT_BENCH_REPLAY_CASES");
+    }
+  } env;
+  TempDir dir;
+  Result r = run_lrrt(dir, {"bench", "replay", "--backend", "host", "--kernel-dir", kKernels.string(), "--quick",
+                            "--min-time", "0", "--min-samples", "2", "--max-samples", "2", "-q", "-o",
+                            (dir / "replay.json").string()});
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  json doc = json::parse(read_text(dir / "replay.json"));
+  CHECK(doc["errors"].empty());
+  std::set<std::string> ways;
+  for (const auto& m : doc["measurements"])
+    if (m["benchmark"] == "replay" && !m["params"].contains("timed"))
+      ways.insert(m["metric"].get<std::string>() + " " + m["impl"].get<std::string>() + " " +
+                  m["params"]["mode"].get<std::string>());
+  CHECK(ways == std::set<std::string>{"saxpy-chain lrrt per-launch", "saxpy-chain lrrt replay"});
+  // A value other than all or lrrt is refused before any work (exit 2).
+  setenv("LRRT_BENCH_REPLAY_WAYS", "native", 1);
+  Result bad = run_lrrt(dir, {"bench", "replay", "--backend", "host", "--kernel-dir", kKernels.string(), "--quick"});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("LRRT_BENCH_REPLAY_WAYS") != std::string::npos);
+}
+
 #if defined(LRRT_CLI_HSA_STANDIN)
 TEST_CASE("bench replay on the hsa stand-in: every case with the native graph (the raw AQL loop)") {
   struct Env {  // the stand-in for this test only

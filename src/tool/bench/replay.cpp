@@ -82,6 +82,14 @@ bool replay_case_selected(const std::string& key) {
   return list.find("," + key + ",") != std::string::npos;
 }
 
+// LRRT_BENCH_REPLAY_WAYS=lrrt: lrrt's own ways only (replay, per-launch,
+// one-at-a-time), no native graph or native loop beside them: the shape of a
+// front end that has only lrrt (the Rust example), for comparisons with it.
+bool native_ways_selected() {
+  const char* v = std::getenv("LRRT_BENCH_REPLAY_WAYS");
+  return !(v && std::string(v) == "lrrt");
+}
+
 // Measures one case: the four ways alternate within every sample (the order
 // rotated each sample), so drift in clocks or load hits all of them alike.
 void measure(Context& c, const Case& k) {
@@ -102,7 +110,7 @@ void measure(Context& c, const Case& k) {
   std::vector<std::vector<std::byte>> args;
   for (const Step& s : k.steps) args.push_back(s.args);
 
-  const bool native = c.native != nullptr;
+  const bool native = c.native != nullptr && native_ways_selected();
   const bool native_graph = native && c.native->has_graph();
   int ngraph = -1;
   if (native_graph) {

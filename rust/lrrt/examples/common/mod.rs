@@ -10,12 +10,17 @@ use lrrt::{Device, Module};
 pub struct Options {
     pub backend: String,
     pub kernel_dir: PathBuf,
+    /// At least this many samples (`lrrt bench --min-samples`, default 10) ...
     pub samples: usize,
+    /// ... and at least this many seconds of them (`--min-time`, default 0.2).
+    pub min_time: f64,
     pub json: bool,
 }
 
 /// --backend B (default auto), --kernel-dir DIR (default $LRRT_KERNEL_DIR,
-/// else the checkout's build/kernels), --samples N, --json.
+/// else the checkout's build/kernels), --samples N (at least N samples, as
+/// `lrrt bench --min-samples`), --min-time S (and at least S seconds of
+/// them, as `lrrt bench --min-time`), --json.
 pub fn options() -> Options {
     let mut o = Options {
         backend: "auto".to_string(),
@@ -23,7 +28,8 @@ pub fn options() -> Options {
             Some(d) if !d.is_empty() => PathBuf::from(d),
             _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/kernels"),
         },
-        samples: 30,
+        samples: 10,
+        min_time: 0.2,
         json: false,
     };
     let mut args = std::env::args().skip(1);
@@ -35,8 +41,18 @@ pub fn options() -> Options {
             "--samples" => {
                 o.samples = value("--samples").parse().ok().filter(|&n| n > 0).unwrap_or_else(|| fail("--samples takes a count > 0"))
             }
+            "--min-time" => {
+                o.min_time = value("--min-time")
+                    .parse()
+                    .ok()
+                    .filter(|&s: &f64| s.is_finite() && (0.0..=86400.0).contains(&s))
+                    .unwrap_or_else(|| fail("--min-time takes seconds from 0 to 86400"))
+            }
             "--json" => o.json = true,
-            other => fail(&format!("unknown option {:?} (--backend B, --kernel-dir DIR, --samples N, --json)", other)),
+            other => fail(&format!(
+                "unknown option {:?} (--backend B, --kernel-dir DIR, --samples N, --min-time S, --json)",
+                other
+            )),
         }
     }
     o
