@@ -10,14 +10,14 @@
 using lrrt::tool::bench::double_buffer_ideal;
 using lrrt::tool::bench::double_buffer_stage_cost;
 
-TEST_CASE("double-buffer model: a stage costs the least it was seen to cost; untimed values are passed over") {
+TEST_CASE("double-buffer model: a stage costs the least it was seen to cost, untimed values are passed over") {
   CHECK(double_buffer_stage_cost({314539, 309000}) == 309000);
   CHECK(double_buffer_stage_cost({331951, 0, 322000}) == 322000);
   CHECK(double_buffer_stage_cost({0, -1}) == 0);  // absent stage (cpu_work none)
   CHECK(double_buffer_stage_cost({}) == 0);
 }
 
-TEST_CASE("double-buffer model: the slowest stage plus fill and drain over the iterations; balance") {
+TEST_CASE("double-buffer model: the slowest stage plus fill and drain over the iterations, and the balance") {
   const auto m = double_buffer_ideal({0, 300, 100}, 10);
   CHECK(m.per_iteration == doctest::Approx(300 + 100.0 / 10));
   CHECK(m.balance == doctest::Approx(100.0 / 300));
