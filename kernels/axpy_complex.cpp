@@ -11,28 +11,26 @@ struct AxpyComplex128 {
   double re, im;
 };
 
+// y[i] += a * x[i] for one element, in either precision.
+template <class Complex>
+LRRT_DEVICE_FN void axpy_complex_element(Complex a, const Complex* x, Complex* y, uint32_t i) {
+  const Complex xi = x[i];
+  Complex yi = y[i];
+  yi.re += a.re * xi.re - a.im * xi.im;
+  yi.im += a.re * xi.im + a.im * xi.re;
+  y[i] = yi;
+}
+
 LRRT_KERNEL(axpy_c64, (AxpyComplex64, a), (const AxpyComplex64*, x), (AxpyComplex64*, y), (uint32_t, n)) {
   LRRT_FOR_EACH_THREAD {
     uint32_t i = LRRT_GLOBAL_ID_X;
-    if (i < n) {
-      const AxpyComplex64 xi = x[i];
-      AxpyComplex64 yi = y[i];
-      yi.re += a.re * xi.re - a.im * xi.im;
-      yi.im += a.re * xi.im + a.im * xi.re;
-      y[i] = yi;
-    }
+    if (i < n) axpy_complex_element(a, x, y, i);
   }
 }
 
 LRRT_KERNEL(axpy_c128, (AxpyComplex128, a), (const AxpyComplex128*, x), (AxpyComplex128*, y), (uint32_t, n)) {
   LRRT_FOR_EACH_THREAD {
     uint32_t i = LRRT_GLOBAL_ID_X;
-    if (i < n) {
-      const AxpyComplex128 xi = x[i];
-      AxpyComplex128 yi = y[i];
-      yi.re += a.re * xi.re - a.im * xi.im;
-      yi.im += a.re * xi.im + a.im * xi.re;
-      y[i] = yi;
-    }
+    if (i < n) axpy_complex_element(a, x, y, i);
   }
 }

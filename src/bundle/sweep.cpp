@@ -13,11 +13,14 @@
 
 #include "lrrt/bundle/json_input.hpp"
 #include "lrrt/bundle/text.hpp"
+#include "manifest_parse.hpp"
 
 namespace lrrt::bundle {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+// A JSON value in a message (manifest_fields.cpp), as the manifest parser words it.
+using manifest_parse::describe;
 
 namespace {
 
@@ -30,17 +33,6 @@ bool sweep_axis_name_ok(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-std::string sweep_describe(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case json::value_t::string: return fmt::format("string \"{}\"", printable(v.get_ref<const std::string&>(), 40));
-    case json::value_t::array: return fmt::format("an array of {}", v.size());
-    case json::value_t::object: return "an object";
-    default: return fmt::format("number {}", json_excerpt(v));
-  }
-}
-
 // One value of an axis as a manifest or the command line writes it: a
 // number, a size ("64K") or text ("f32").
 json sweep_value(const json& v, const std::string& ptr) {
@@ -49,7 +41,7 @@ json sweep_value(const json& v, const std::string& ptr) {
     return v;
   }
   if (!v.is_string())
-    throw ManifestError(ptr, "an axis value is a number, a size (\"64K\") or a string (\"f32\"), got " + sweep_describe(v));
+    throw ManifestError(ptr, "an axis value is a number, a size (\"64K\") or a string (\"f32\"), got " + describe(v));
   const std::string& s = v.get_ref<const std::string&>();
   if (s.empty()) throw ManifestError(ptr, "must not be empty");
   for (unsigned char c : s)
@@ -71,7 +63,7 @@ json sweep_pow2(int64_t e, const std::string& ptr) {
 int64_t sweep_exponent(const json& v, const std::string& ptr) {
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_unsigned()) return v.get<uint64_t>() > 63 ? 64 : static_cast<int64_t>(v.get<uint64_t>());
-  throw ManifestError(ptr, "a power-of-two exponent is a whole number from 0 to 63, got " + sweep_describe(v));
+  throw ManifestError(ptr, "a power-of-two exponent is a whole number from 0 to 63, got " + describe(v));
 }
 
 // A list of values or {"pow2": [lo, hi]}.
@@ -86,7 +78,7 @@ SweepAxisValues parse_axis_values(const json& v, const std::string& ptr) {
   if (v.is_object() && v.size() == 1 && v.contains("pow2")) {
     const json& r = v["pow2"];
     const std::string rp = ptr + "/pow2";
-    if (!r.is_array() || r.size() != 2) throw ManifestError(rp, "expected [lo, hi]: the exponents of 2^lo .. 2^hi, got " + sweep_describe(r));
+    if (!r.is_array() || r.size() != 2) throw ManifestError(rp, "expected [lo, hi]: the exponents of 2^lo .. 2^hi, got " + describe(r));
     const int64_t lo = sweep_exponent(r[0], rp + "/0"), hi = sweep_exponent(r[1], rp + "/1");
     (void)sweep_pow2(lo, rp + "/0");
     (void)sweep_pow2(hi, rp + "/1");
@@ -95,7 +87,7 @@ SweepAxisValues parse_axis_values(const json& v, const std::string& ptr) {
     a.pow2 = true;
     return a;
   }
-  throw ManifestError(ptr, "an axis is a list of values or {\"pow2\": [lo, hi]}, got " + sweep_describe(v));
+  throw ManifestError(ptr, "an axis is a list of values or {\"pow2\": [lo, hi]}, got " + describe(v));
 }
 
 bool is_sweep_backend(const std::string& key) {
@@ -124,7 +116,7 @@ SweepAxis parse_sweep_axis(const std::string& name, const json& v, const std::st
                                                      : it.value().is_array()
                                                            ? parse_axis_values(it.value(), kp)
                                                            : throw ManifestError(kp, "expected a list of values, got " +
-                                                                                         sweep_describe(it.value()));
+                                                                                         describe(it.value()));
         a.values = d.values;
         a.pow2 = d.pow2;
       } else if (is_sweep_backend(it.key())) {
@@ -362,11 +354,11 @@ AxisOverride parse_axis_override(const std::string& text) {
 }
 
 Sweep parse_sweep(const json& doc, const fs::path& base_dir, const std::vector<AxisOverride>& overrides, uint64_t max_states) {
-  if (!doc.is_object()) throw ManifestError("", "expected an object, got " + sweep_describe(doc));
+  if (!doc.is_object()) throw ManifestError("", "expected an object, got " + describe(doc));
   Sweep s;
   s.base_dir = base_dir;
   const json& axes = doc.contains("axes") ? doc["axes"] : json();
-  if (!axes.is_object()) throw ManifestError("/axes", "expected an object of axes ({\"n\": [1024, \"64K\"]}), got " + sweep_describe(axes));
+  if (!axes.is_object()) throw ManifestError("/axes", "expected an object of axes ({\"n\": [1024, \"64K\"]}), got " + describe(axes));
   if (axes.empty()) throw ManifestError("/axes", "a sweep needs at least one axis");
   for (auto it = axes.begin(); it != axes.end(); ++it)
     s.axes.push_back(parse_sweep_axis(it.key(), it.value(), "/axes/" + pointer_token(it.key())));
@@ -386,15 +378,15 @@ Sweep parse_sweep(const json& doc, const fs::path& base_dir, const std::vector<A
   std::vector<std::vector<size_t>> zips;
   if (doc.contains("zip")) {
     const json& z = doc["zip"];
-    if (!z.is_array()) throw ManifestError("/zip", "expected a list of lists of axis names ([[\"m\", \"k\"]]), got " + sweep_describe(z));
+    if (!z.is_array()) throw ManifestError("/zip", "expected a list of lists of axis names ([[\"m\", \"k\"]]), got " + describe(z));
     for (size_t g = 0; g < z.size(); ++g) {
       const std::string gp = "/zip/" + std::to_string(g);
       if (!z[g].is_array() || z[g].size() < 2)
-        throw ManifestError(gp, "a zip is a list of at least two axis names, got " + sweep_describe(z[g]));
+        throw ManifestError(gp, "a zip is a list of at least two axis names, got " + describe(z[g]));
       std::vector<size_t> members;
       for (size_t i = 0; i < z[g].size(); ++i) {
         const std::string ip = gp + "/" + std::to_string(i);
-        if (!z[g][i].is_string()) throw ManifestError(ip, "expected an axis name, got " + sweep_describe(z[g][i]));
+        if (!z[g][i].is_string()) throw ManifestError(ip, "expected an axis name, got " + describe(z[g][i]));
         const std::string name = z[g][i].get<std::string>();
         auto a = std::find_if(s.axes.begin(), s.axes.end(), [&](const SweepAxis& x) { return x.name == name; });
         if (a == s.axes.end())
@@ -444,7 +436,7 @@ Sweep parse_sweep(const json& doc, const fs::path& base_dir, const std::vector<A
   for_each_axis_node(s.document, "", [&](const json& node, const std::string& ptr) {
     const json& name = node["axis"];
     if (!name.is_string())
-      throw ManifestError(ptr + "/axis", "expected the name of an axis, got " + sweep_describe(name));
+      throw ManifestError(ptr + "/axis", "expected the name of an axis, got " + describe(name));
     const std::string n = name.get<std::string>();
     if (std::none_of(s.axes.begin(), s.axes.end(), [&](const SweepAxis& a) { return a.name == n; }))
       throw ManifestError(ptr + "/axis", fmt::format("unknown axis \"{}\" (axes: {})", printable(n, 64), axis_list(s.axes)));

@@ -13,12 +13,7 @@ extern "C" {
 // ---- Retained replay -------------------------------------------------------
 
 lr_status_t lr_graph_create(lr_device_t device, lr_graph_t** graph) {
-  return guard("lr_graph_create", [&] {
-    require(graph, "graph");
-    *graph = nullptr;
-    Runtime& r = rt();
-    *graph = r.create_graph(r.device(device));
-  });
+  return create_on_device("lr_graph_create", device, graph, "graph", &Runtime::create_graph);
 }
 
 lr_status_t lr_graph_destroy(lr_graph_t* graph) {

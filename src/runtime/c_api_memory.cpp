@@ -10,39 +10,72 @@
 
 using namespace lrrt::c_api;
 
+namespace {
+
+// lr_malloc and lr_host_malloc (host: pinned host memory), under their own names.
+lr_status_t c_api_allocate(const char* function, lr_device_t device, size_t size, void** ptr, bool host) {
+  return guard(function, [&] {
+    require(ptr, "ptr");
+    *ptr = nullptr;
+    Runtime& r = rt();
+    *ptr = r.allocate(r.device(device), size, host);
+  });
+}
+
+// lr_free and lr_host_free.
+lr_status_t c_api_free(const char* function, lr_device_t device, void* ptr, bool host) {
+  return guard(function, [&] {
+    Runtime& r = rt();
+    r.free(r.device(device), ptr, host);
+  });
+}
+
+// lr_memcpy_async (the default queue, which is in order: the copy follows
+// earlier dispatches and later lr_launch calls follow the copy, all on the
+// device side) and lr_memcpy_async_with_dependencies (the copy queue,
+// separate from the default queue: no implicit dependency on earlier
+// dispatches, only the listed events). `event`, where given, completes with
+// the copy.
+void c_api_copy_async(lr_device_t device, bool on_copy_queue, void* dst, const void* src, size_t size,
+                      lr_memcpy_kind_t kind, lr_event_t* event, lr_event_t* const* dependencies,
+                      size_t dependency_count) {
+  Runtime& r = rt();
+  DeviceState& state = r.device(device);
+  CopyKind k = lrrt::rt::to_copy_kind(kind);
+  check_copy_args(dst, src, size);
+  if (event) {
+    r.check_event(event);
+    if (event->device != &state) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event belongs to another device");
+  }
+  r.opened(state);
+  Event* signal = event ? event->event.get() : nullptr;
+  if (on_copy_queue) {
+    auto deps = events_of(r, dependencies, dependency_count, &state);
+    lrrt::rt::SubmitScope submitted(state.copy_queue_submissions);
+    state.copy_queue->copy(dst, src, size, k, deps, signal);
+  } else {
+    lrrt::rt::SubmitScope submitted(state.default_queue_submissions);
+    state.default_queue->copy(dst, src, size, k, {}, signal);
+  }
+  if (event) event->recorded.store(true);
+  r.record_copy(state, k, size);
+}
+
+}  // namespace
+
 extern "C" {
 
 lr_status_t lr_malloc(lr_device_t device, size_t size, void** ptr) {
-  return guard("lr_malloc", [&] {
-    require(ptr, "ptr");
-    *ptr = nullptr;
-    Runtime& r = rt();
-    *ptr = r.allocate(r.device(device), size, false);
-  });
+  return c_api_allocate("lr_malloc", device, size, ptr, false);
 }
 
-lr_status_t lr_free(lr_device_t device, void* ptr) {
-  return guard("lr_free", [&] {
-    Runtime& r = rt();
-    r.free(r.device(device), ptr, false);
-  });
-}
+lr_status_t lr_free(lr_device_t device, void* ptr) { return c_api_free("lr_free", device, ptr, false); }
 
 lr_status_t lr_host_malloc(lr_device_t device, size_t size, void** ptr) {
-  return guard("lr_host_malloc", [&] {
-    require(ptr, "ptr");
-    *ptr = nullptr;
-    Runtime& r = rt();
-    *ptr = r.allocate(r.device(device), size, true);
-  });
+  return c_api_allocate("lr_host_malloc", device, size, ptr, true);
 }
 
-lr_status_t lr_host_free(lr_device_t device, void* ptr) {
-  return guard("lr_host_free", [&] {
-    Runtime& r = rt();
-    r.free(r.device(device), ptr, true);
-  });
-}
+lr_status_t lr_host_free(lr_device_t device, void* ptr) { return c_api_free("lr_host_free", device, ptr, true); }
 
 lr_status_t lr_memory_register(lr_device_t device, void* ptr, size_t bytes) {
   return guard("lr_memory_register", [&] {
@@ -75,49 +108,14 @@ lr_status_t lr_memcpy(lr_device_t device, void* dst, const void* src, size_t siz
 
 lr_status_t lr_memcpy_async(lr_device_t device, void* dst, const void* src, size_t size,
                             lr_memcpy_kind_t kind, lr_event_t* event) {
-  return guard("lr_memcpy_async", [&] {
-    Runtime& r = rt();
-    DeviceState& state = r.device(device);
-    CopyKind k = lrrt::rt::to_copy_kind(kind);
-    check_copy_args(dst, src, size);
-    if (event) {
-      r.check_event(event);
-      if (event->device != &state) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event belongs to another device");
-    }
-    r.opened(state);
-    // The default queue is in order: the copy follows earlier dispatches and
-    // later lr_launch calls follow the copy, all on the device side.
-    {
-      lrrt::rt::SubmitScope submitted(state.default_queue_submissions);
-      state.default_queue->copy(dst, src, size, k, {}, event ? event->event.get() : nullptr);
-    }
-    if (event) event->recorded.store(true);
-    r.record_copy(state, k, size);
-  });
+  return guard("lr_memcpy_async", [&] { c_api_copy_async(device, false, dst, src, size, kind, event, nullptr, 0); });
 }
 
 lr_status_t lr_memcpy_async_with_dependencies(lr_device_t device, void* dst, const void* src, size_t size,
                                               lr_memcpy_kind_t kind, lr_event_t* event,
                                               lr_event_t* const* dependencies, size_t dependency_count) {
   return guard("lr_memcpy_async_with_dependencies", [&] {
-    Runtime& r = rt();
-    DeviceState& state = r.device(device);
-    CopyKind k = lrrt::rt::to_copy_kind(kind);
-    check_copy_args(dst, src, size);
-    if (event) {
-      r.check_event(event);
-      if (event->device != &state) LRRT_THROW(LR_ERROR_INVALID_ARGUMENT, "event belongs to another device");
-    }
-    r.opened(state);
-    auto deps = events_of(r, dependencies, dependency_count, &state);
-    // The copy queue is separate from the default queue: no implicit
-    // dependency on earlier dispatches, only the listed events.
-    {
-      lrrt::rt::SubmitScope submitted(state.copy_queue_submissions);
-      state.copy_queue->copy(dst, src, size, k, deps, event ? event->event.get() : nullptr);
-    }
-    if (event) event->recorded.store(true);
-    r.record_copy(state, k, size);
+    c_api_copy_async(device, true, dst, src, size, kind, event, dependencies, dependency_count);
   });
 }
 

@@ -7,11 +7,7 @@ using namespace lrrt::c_api;
 extern "C" {
 
 lr_status_t lr_queue_create(lr_device_t device, lr_queue_t** queue) {
-  return guard("lr_queue_create", [&] {
-    require(queue, "queue");
-    Runtime& r = rt();
-    *queue = r.create_queue(r.device(device));
-  });
+  return create_on_device("lr_queue_create", device, queue, "queue", &Runtime::create_queue);
 }
 
 lr_status_t lr_queue_destroy(lr_queue_t* queue) {
@@ -27,11 +23,7 @@ lr_status_t lr_queue_synchronize(lr_queue_t* queue) {
 }
 
 lr_status_t lr_event_create(lr_device_t device, lr_event_t** event) {
-  return guard("lr_event_create", [&] {
-    require(event, "event");
-    Runtime& r = rt();
-    *event = r.create_event(r.device(device));
-  });
+  return create_on_device("lr_event_create", device, event, "event", &Runtime::create_event);
 }
 
 lr_status_t lr_event_destroy(lr_event_t* event) {

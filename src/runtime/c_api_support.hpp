@@ -64,6 +64,20 @@ void require(const T* p, const char* what) {
 
 void copy_string(char* dst, size_t capacity, const std::string& src);
 
+// lr_graph_create, lr_queue_create, lr_event_create: `*out` (named `what` in
+// the error when null) = a new handle made by `create` on the device; null
+// when that fails.
+template <class Handle>
+lr_status_t create_on_device(const char* function, lr_device_t device, Handle** out, const char* what,
+                             Handle* (Runtime::*create)(DeviceState&)) {
+  return guard(function, [&] {
+    require(out, what);
+    *out = nullptr;
+    Runtime& r = rt();
+    *out = (r.*create)(r.device(device));
+  });
+}
+
 std::vector<Event*> events_of(Runtime& r, lr_event_t* const* deps, size_t count,
                               DeviceState* device);
 

@@ -60,6 +60,29 @@ inline void write_text(const fs::path& p, const std::string& s) {
   out << s;
 }
 
+// The version-1 .npy header numpy writes for `dict` (any text: the hostile
+// tests pass bad ones): magic, version, the header's length, the dict padded
+// with spaces so that the data starts at a multiple of 64 bytes, a newline.
+inline std::string npy_header(const std::string& dict) {
+  std::string h = dict;
+  while ((10 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(h.size() & 0xff);
+  out += static_cast<char>(h.size() >> 8);
+  return out + h;
+}
+
+// A .npy file of one dimension: count elements of dtype `descr`, `bytes` of `data`.
+inline void write_npy(const fs::path& p, const std::string& descr, size_t count, const void* data, size_t bytes) {
+  std::string out =
+      npy_header("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }");
+  out.append(static_cast<const char*>(data), bytes);
+  write_text(p, out);
+}
+
+inline void write_npy(const fs::path& p, const std::vector<float>& v) { write_npy(p, "<f4", v.size(), v.data(), v.size() * 4); }
+
 struct Result {
   int rc = -1;
   std::string out, err;

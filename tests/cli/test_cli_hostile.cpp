@@ -20,17 +20,6 @@ using namespace cli_test;
 
 namespace {
 
-std::string npy_header_only(const std::string& dict) {
-  std::string h = dict;
-  size_t total = 10 + h.size() + 1;
-  h.append((total + 63) / 64 * 64 - total, ' ');
-  h += '\n';
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out += char(h.size() & 0xff);
-  out += char(h.size() >> 8);
-  return out + h;
-}
-
 bool has_raw_control_bytes(const std::string& s) {
   for (unsigned char c : s)
     if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return true;
@@ -81,13 +70,13 @@ TEST_CASE("run: hostile JSON gives a bounded, escaped message") {
 TEST_CASE("run: broken .npy and raw inputs are rejected from their headers and sizes") {
   TempDir dir;
   // A shape whose element count overflows 64 bits (it used to wrap and pass).
-  write_text(dir / "x.npy", npy_header_only("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }"));
+  write_text(dir / "x.npy", npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }"));
   json m = saxpy_manifest();
   m["buffers"][0]["init"] = {{"npy", "x.npy"}};
   expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/buffers/0/init/npy", "x.npy", "64 bits"});
 
   // 'shape' written as (1 6,) is not (1, 6).
-  write_text(dir / "x.npy", npy_header_only("{'descr': '<f4', 'fortran_order': False, 'shape': (1 6,), }") +
+  write_text(dir / "x.npy", npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1 6,), }") +
                                 std::string(24, '\0'));
   expect_error(dir, run_manifest(dir, write_manifest(dir, "m.json", m)), 2, {"/buffers/0/init/npy", "expected ','"});
 

@@ -32,21 +32,6 @@ std::mt19937_64 fresh_rng() {
   return std::mt19937_64(seed);
 }
 
-// A version 1 .npy file of one dimension.
-void write_npy(const fs::path& p, const std::string& descr, size_t count, const void* data, size_t bytes) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
-  while ((10 + dict.size() + 1) % 64) dict += ' ';
-  dict += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(dict.size() & 0xff);
-  out += static_cast<char>(dict.size() >> 8);
-  out += dict;
-  out.append(static_cast<const char*>(data), bytes);
-  write_text(p, out);
-}
-
 // The data of a .npy file lrrt saved.
 std::string npy_data(const fs::path& p) {
   const std::string s = read_text(p);

@@ -43,19 +43,6 @@ std::vector<std::string> sweep_cli_args(const TempDir& dir, const fs::path& mani
   return a;
 }
 
-// A .npy of n f32 values.
-void sweep_cli_npy(const fs::path& p, const std::vector<float>& v) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
-  while ((10 + header.size() + 1) % 64) header += ' ';
-  header += '\n';
-  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
-  bytes += static_cast<char>(header.size() & 0xff);
-  bytes += static_cast<char>(header.size() >> 8);
-  bytes += header;
-  bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-  write_text(p, bytes);
-}
-
 }  // namespace
 
 TEST_CASE("sweep: every state runs and is verified, a workgroup over the device's limit is skipped and the sweep goes on") {
@@ -170,8 +157,8 @@ TEST_CASE("sweep: a verification failure in one state is found (exit 1) and the 
   const size_t bad = std::uniform_int_distribution<size_t>(0, n - 1)(rng);
   std::vector<float> ok(n, 2.0f), wrong(n, 2.0f);
   wrong[bad] = 2.5f;
-  sweep_cli_npy(dir / "ok.npy", ok);
-  sweep_cli_npy(dir / "wrong.npy", wrong);
+  write_npy(dir / "ok.npy", ok);
+  write_npy(dir / "wrong.npy", wrong);
   json m = saxpy_manifest(n);
   m["axes"] = {{"expected", {"ok.npy", "wrong.npy", "ok.npy"}}, {"wg", {64, 128, 256}}};
   m["zip"] = json::array({json::array({"expected", "wg"})});

@@ -75,21 +75,6 @@ json saxpy_sequence(uint32_t count) {
   return m;
 }
 
-std::string npy_f32(const std::vector<float>& v) {
-  // The version-1 header numpy writes: magic, version, length, dict padded to 64.
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
-  while ((10 + dict.size() + 1) % 64) dict += ' ';
-  dict += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(dict.size() & 0xff);
-  out += static_cast<char>(dict.size() >> 8);
-  out += dict;
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
-  return out;
-}
-
 std::vector<float> random_floats(size_t n) {
   std::uniform_real_distribution<float> d(-10, 10);
   std::vector<float> v(n);
@@ -107,9 +92,9 @@ TEST_CASE("verify: a save onto a file the run reads is refused before the run, n
   std::vector<float> golden(16);
   for (int i = 0; i < 16; ++i) golden[i] = a[i] + b[i];
   golden[std::uniform_int_distribution<int>(0, 15)(rng())] += 1.0f;
-  write_text(dir / "a.npy", npy_f32(a));
-  write_text(dir / "b.npy", npy_f32(b));
-  write_text(dir / "golden.npy", npy_f32(golden));
+  write_npy(dir / "a.npy", a);
+  write_npy(dir / "b.npy", b);
+  write_npy(dir / "golden.npy", golden);
   const std::string golden_bytes = read_text(dir / "golden.npy");
   json m = vector_add(16, 16);
   m["buffers"][0]["init"] = {{"npy", "a.npy"}};
