@@ -88,6 +88,11 @@ def test_description_desugars_the_descriptors():
         assert d["params"][i]["tensordesc"]["block_shape"] == [32, 64]
         assert [p["type"] for p in d["params"][i + 1:i + 5]] == ["i32", "i32", "i64", "i64"]
         assert all(p["part_of"] == i for p in d["params"][i + 1:i + 5])
+        # The IR analysis's access for the descriptor (tt.descriptor_load: read):
+        # what record() and capture declare over the descriptor's base.
+        assert d["params"][i]["access"] == "read" and d["params"][i]["access_source"] == "ttir"
+        assert lrrt.triton.derived_mode(d["params"][i]) == lrrt.READ
+    assert lrrt.triton.derived_mode(d["params"][10]) == lrrt.WRITE  # out_ptr
 
 
 def test_block_matches_the_cubins_layout_and_the_manifest_encoding(dev, layout, encoded):
