@@ -108,11 +108,21 @@ class Device:
                 pass
         if name not in self._TMA_DTYPES:
             raise ValueError(f"lrrt.Device.tensor_map: dtype {name!r} is not one of {sorted(set(self._TMA_DTYPES))}")
+        return self._tensor_map(self._TMA_DTYPES[name], address_of(tensor), shape, box, strides, element_strides,
+                                swizzle, interleave, l2_promotion, oob_fill)
+
+    def _tensor_map(self, dtype_code, address, shape, box, strides=None, element_strides=None, swizzle="none",
+                    interleave="none", l2_promotion="none", oob_fill="zero", where="lrrt.Device.tensor_map"):
+        """tensor_map with the dtype as its lr_tensor_map_dtype_t value and
+        the tensor as its address (lrrt.triton's descriptors: Triton's
+        tensordesc_meta gives the CUtensorMapDataType, the same numbering)."""
         rank = len(shape)
         if not 1 <= rank <= 5 or len(box) != rank:
-            raise ValueError(f"lrrt.Device.tensor_map: shape and box need 1 to 5 entries each, the same number "
+            raise ValueError(f"{where}: shape and box need 1 to 5 entries each, the same number "
                              f"(shape {list(shape)}, box {list(box)})")
-        esize = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 11: 4}[self._TMA_DTYPES[name]]
+        esize = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 10: 4, 11: 4, 12: 4}.get(dtype_code)
+        if esize is None:
+            raise ValueError(f"{where}: dtype code {dtype_code!r} is not an lr_tensor_map_dtype_t")
         if strides is None:
             strides = [1] * rank
             for i in range(rank - 2, -1, -1):
@@ -120,24 +130,24 @@ class Device:
         if element_strides is None:
             element_strides = [1] * rank
         if len(strides) != rank or len(element_strides) != rank:
-            raise ValueError("lrrt.Device.tensor_map: strides and element_strides need one entry per dimension")
+            raise ValueError(f"{where}: strides and element_strides need one entry per dimension")
         if strides[-1] != 1:
-            raise ValueError(f"lrrt.Device.tensor_map: the innermost stride must be 1, not {strides[-1]}")
+            raise ValueError(f"{where}: the innermost stride must be 1, not {strides[-1]}")
         d = TensorMapDesc()
-        d.dtype = self._TMA_DTYPES[name]
+        d.dtype = dtype_code
         d.rank = rank
-        d.global_address = address_of(tensor)
+        d.global_address = address
         for i in range(rank):
             r = rank - 1 - i  # CUDA's dimension i is the numpy-order r
-            d.global_dims[i] = whole(shape[r], f"lrrt.Device.tensor_map: shape[{r}]", 0, 2**64 - 1)
-            d.box_dims[i] = whole(box[r], f"lrrt.Device.tensor_map: box[{r}]", 0, U32_MAX)
-            d.element_strides[i] = whole(element_strides[r], f"lrrt.Device.tensor_map: element_strides[{r}]", 0, U32_MAX)
+            d.global_dims[i] = whole(shape[r], f"{where}: shape[{r}]", 0, 2**64 - 1)
+            d.box_dims[i] = whole(box[r], f"{where}: box[{r}]", 0, U32_MAX)
+            d.element_strides[i] = whole(element_strides[r], f"{where}: element_strides[{r}]", 0, U32_MAX)
             if i > 0:
-                d.global_strides[i - 1] = whole(strides[r], f"lrrt.Device.tensor_map: strides[{r}]", 0, 2**58) * esize
+                d.global_strides[i - 1] = whole(strides[r], f"{where}: strides[{r}]", 0, 2**58) * esize
         for field, words in self._TMA_WORDS.items():
-            value = locals()[field]
+            value = {"swizzle": swizzle, "interleave": interleave, "l2_promotion": l2_promotion, "oob_fill": oob_fill}[field]
             if value not in words:
-                raise ValueError(f"lrrt.Device.tensor_map: {field} {value!r} is not one of {list(words)}")
+                raise ValueError(f"{where}: {field} {value!r} is not one of {list(words)}")
             setattr(d, field, words.index(value))
         out = ctypes.create_string_buffer(128)
         check(lib.lr_tensor_map_encode(self._h, ctypes.byref(d), out), "lr_tensor_map_encode")

@@ -44,7 +44,7 @@ class _Unseen:
 def bound_launcher(kernel, grid, queue=None):
     """A function run(*args) launching kernel (a TritonKernel) over grid."""
     cfg, hidden, keep = kernel._config_for(grid)
-    params = kernel.params
+    params = kernel.user_params
     n = len(params)
     host = kernel.device is not None and kernel.device.backend == "host"
     op = "lr_launch_block"
@@ -90,6 +90,14 @@ def bound_launcher(kernel, grid, queue=None):
         learn(args)
 
     ns["slow"], ns["fail"] = slow, fail
+    if kernel.has_descriptors:
+        # A tensor map is encoded per launch (its address and shape are the
+        # descriptor's): every call takes the checked path.
+        def run(*args):
+            return slow(*args)
+        run.kernel, run.grid, run.queue, run.checked = kernel, grid, queue, slow
+        _Runtime.launchers.add(run)
+        return run
     names = [f"a{i}" for i in range(n)]
     guard = " and ".join(f"{a}.__class__ is C{i}" + (f" and {a}.dtype is D{i}" if p["pointer"] else "")
                          for i, (a, p) in enumerate(zip(names, params))) or "True"

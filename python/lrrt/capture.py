@@ -403,10 +403,9 @@ class Capture:
         if len(types) != len(args):
             raise CaptureError(f"lrrt.triton.capture: {name}: the launcher got {len(args)} argument(s) for a "
                                f"signature of {len(types)}")
-        for (pname, t), a in zip(sig.items(), args):
-            if isinstance(t, str) and t.startswith("tensordesc"):
-                raise CaptureError(f"lrrt.triton.capture: {name}: parameter {pname} is a tensor descriptor "
-                                   f"({t}), which lrrt cannot record")
+        # A tensordesc parameter's argument is Triton's TensorDescriptor (its
+        # launcher expands it below this hook): lrrt's kernel takes it as is
+        # and encodes its tensor map when the launch is recorded.
         return [a for t, a in zip(types, args) if t != "constexpr"]
 
     def record(self, compiled, grid, args):

@@ -13,6 +13,8 @@ from . import Graph, Module, address_of, launch_config, READ, WRITE, READ_WRITE
 from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, whole
 from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
 from ._launcher import bound_launcher
+from . import _tensordesc
+from ._tensordesc import TensorDescriptor  # noqa: F401 (lrrt.triton.TensorDescriptor)
 
 MAX_METADATA_DEPTH = 256
 
@@ -115,13 +117,17 @@ class TritonKernel:
     def __init__(self, device, entry):
         self.device = device
         self.desc = describe(entry)
+        self.params = self.desc["params"]
+        if any("tensordesc" in p for p in self.params):
+            err = _tensordesc.unsupported(device, self.params, self.desc["name"])
+            if err is not None:
+                raise err
         if isinstance(entry, (str, Path)):
             image = Path(self.desc["binary"]).read_bytes()
         else:
             image = entry.asm["cubin" if self.desc["backend"] == "cuda" else "hsaco"]
         self.module = Module(device, image)
         self.kernel = self.module.kernel(self.desc["name"])
-        self.params = self.desc["params"]
         self._scratch = {}
         self._build_packer()
 
@@ -134,6 +140,10 @@ class TritonKernel:
         the hidden scratch pointers last) and a checking converter per
         argument (the checked path). Bound launchers (_launcher.py) pack with
         the same Struct and convert only arguments of kinds not yet checked."""
+        # The parameters the caller passes: a descriptor's shape and stride
+        # parts are lrrt's to pass, from the descriptor (as Triton's launcher).
+        self.user_params = [p for p in self.params if "part_of" not in p]
+        self.has_descriptors = any("tensordesc" in p or "part_of" in p for p in self.params)
         fmt, offset, convert = ["<"], 0, []
 
         def field(code):
@@ -145,13 +155,10 @@ class TritonKernel:
             fmt.append(code)
             offset += pad + size
 
-        for p in self.params:
+        for p in self.user_params:
             if "tensordesc" in p:
-                # The packer is one struct of scalars and pointers; a tensor map
-                # is encoded on the device (a manifest's tensor_map runs it).
-                raise Error(4, "lrrt.triton", f"parameter {p['name']} is a tensor descriptor ({p['aot']}): lrrt.triton does "
-                            "not pass them yet; run the entry through a manifest (docs/manifest.md#tensor-maps)")
-            if p["pointer"]:
+                convert.append(self._descriptor_converter(p))
+            elif p["pointer"]:
                 field("Q")
                 convert.append(_checked_pointer(p))
             else:
@@ -163,10 +170,23 @@ class TritonKernel:
         for _ in self.desc["hidden"]:
             field("Q")
         self._struct = struct.Struct("".join(fmt))
+        if self.has_descriptors:
+            # At the code object's offsets (a CUtensorMap's 64-byte alignment
+            # is of the constant bank's address, which only they account for).
+            self._struct = _tensordesc.declared_struct(self.params, len(self.desc["hidden"]), self.kernel.args,
+                                                       self.desc["name"])
         self._convert = tuple(convert)
         self._configs = {}  # grid -> (LaunchConfig, hidden pointers, scratch buffers)
         self._bound = {}  # (grid, queue) -> BoundLauncher
         self._bound_default = {}  # grid -> BoundLauncher on the default queue (one lookup, no key tuple)
+
+    def _descriptor_converter(self, p):
+        where = f"{self.desc['name']}: parameter {p['name']} ({p['aot']})"
+
+        def convert(d):
+            return _tensordesc.encode(self.device, p, d, where)
+        convert.expands = True  # one argument, 1 + 2 x rank values
+        return convert
 
     def _hidden(self, programs):
         """The hidden scratch pointers for a grid of programs, and the
@@ -208,15 +228,25 @@ class TritonKernel:
 
     def _values(self, args):
         if len(args) != len(self._convert):
-            names = ", ".join(p["name"] for p in self.params)
-            raise TypeError(f"{self.desc['name']} takes {len(self.params)} argument(s) ({names}), got {len(args)}")
-        return [c(a) for c, a in zip(self._convert, args)]
+            names = ", ".join(p["name"] for p in self.user_params)
+            raise TypeError(f"{self.desc['name']} takes {len(self.user_params)} argument(s) ({names}), got {len(args)}")
+        if not self.has_descriptors:
+            return [c(a) for c, a in zip(self._convert, args)]
+        values = []
+        for c, a in zip(self._convert, args):
+            if getattr(c, "expands", False):
+                values.extend(c(a))
+            else:
+                values.append(c(a))
+        return values
 
     def _pack(self, values, hidden, args):
         try:
             return self._struct.pack(*values, *hidden)
         except struct.error:
-            # Name the argument: pack each alone.
+            # Name the argument: pack each alone (a descriptor's values are checked when encoded).
+            if self.has_descriptors:
+                raise
             for p, v, a in zip(self.params, values, args):
                 try:
                     struct.pack("<" + ("Q" if p["pointer"] else _CODES[_TYPES[p["type"]]]), v)
@@ -281,12 +311,16 @@ class TritonKernel:
         (lrrt's Triton IR analysis, docs/access.md: read, write, else
         read-write), over its whole allocation."""
         grid, block, shared = self.config(grid)
+        # A descriptor's access is over its base tensor.
+        objs = [getattr(a, "base", a) if "tensordesc" in p else a for p, a in zip(self.user_params, args)]
         if accesses is None:
-            accesses = [(address_of(a), derived_mode(p), 0, 0, a) for p, a in zip(self.params, args) if p["pointer"]]
+            accesses = [(address_of(o), derived_mode(p), 0, 0, o) for p, o in zip(self.user_params, objs)
+                        if p["pointer"] or "tensordesc" in p]
         else:
-            accesses = [(address_of(a), m, 0, 0, a) for a, m in accesses]
-        for a in args:
-            graph.use(a)
+            accesses = [(address_of(getattr(a, "base", a) if hasattr(a, "block_shape") else a), m, 0, 0, a)
+                        for a, m in accesses]
+        for o in objs:
+            graph.use(o)
         return graph.add_kernel(self.kernel, grid, block, self.pack(grid, args), accesses=accesses, shared=shared)
 
     def __getitem__(self, grid):

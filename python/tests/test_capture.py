@@ -265,7 +265,7 @@ def test_launch_from_another_thread_refused(dev, fake):
     assert errors and "another thread" in errors[0]
 
 
-def test_kernel_args_drop_constexprs_and_refuse_descriptors(dev):
+def test_kernel_args_drop_constexprs_and_keep_descriptors(dev):
     c = cap_mod.Capture(dev)
     ck = types.SimpleNamespace(metadata=types.SimpleNamespace(name="k"),
                                src=types.SimpleNamespace(signature={"a": "*fp32", "B": "constexpr", "n": "i32",
@@ -273,9 +273,11 @@ def test_kernel_args_drop_constexprs_and_refuse_descriptors(dev):
     assert c.kernel_args(ck, (10, 64, 5, 1)) == [10, 5]
     with pytest.raises(lrrt.triton.CaptureError, match="got 3 argument"):
         c.kernel_args(ck, (10, 64, 5))
-    ck.src.signature = {"desc": "tensordesc<fp16[64, 64]>", "n": "i32"}
-    with pytest.raises(lrrt.triton.CaptureError, match="parameter desc is a tensor descriptor"):
-        c.kernel_args(ck, (object(), 5))
+    # A descriptor is passed on as Triton's launcher got it (lrrt's kernel
+    # encodes its tensor map when recording; tests/test_triton_tensordesc.py).
+    ck.src.signature = {"desc": "tensordesc<fp16[64, 64]>", "B": "constexpr", "n": "i32"}
+    desc = object()
+    assert c.kernel_args(ck, (desc, 64, 5)) == [desc, 5]
 
 
 def test_static_cuda_launcher_refused(dev, fake, monkeypatch):

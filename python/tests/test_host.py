@@ -205,9 +205,7 @@ def test_triton_packer_matches_each_binarys_own_layout():
     checked = 0
     for entry in sorted(p for p in ENTRIES.glob("*/*") if p.is_dir()):
         if any("tensordesc" in p for p in lrrt.triton.describe(entry)["params"]):
-            with pytest.raises(lrrt.Error, match="tensor descriptor"):  # manifests only, for now
-                _packer(entry)
-            continue
+            continue  # packed at the kernel's offsets: tests/test_triton_tensordesc.py
         k = _packer(entry)
         out = subprocess.run([cli, "inspect", str(entry), "--format", "json"], capture_output=True, text=True, check=True)
         kernel = json.loads(out.stdout)["objects"][0]["targets"][0]["kernels"][0]

@@ -58,6 +58,15 @@ std::string describe_kernel_layout(const std::vector<KernelArg>& args) {
   return out;
 }
 
+uint32_t declared_alignment(std::string_view type_name) {
+  constexpr std::string_view prefix = ".align ";
+  if (type_name.substr(0, prefix.size()) != prefix) return 0;
+  uint64_t n = 0;
+  size_t i = prefix.size();
+  for (; i < type_name.size() && type_name[i] >= '0' && type_name[i] <= '9' && n <= UINT32_MAX; ++i) n = n * 10 + uint64_t(type_name[i] - '0');
+  return i > prefix.size() && n <= UINT32_MAX ? static_cast<uint32_t>(n) : 0;
+}
+
 ScalarFamily scalar_family(std::string_view type_name) {
   std::string t;
   for (char c : type_name)
@@ -106,6 +115,14 @@ void check_kernargs(const std::vector<ArgSpec>& args, const KernargLayout& layou
                          s.pointer ? "pointer" : std::string(dtype_name(args[i].type)), i, k.size);
     else if (s.offset != k.offset)
       what = fmt::format("lands at offset {} but the kernel's argument {} is at offset {}", s.offset, i, k.offset);
+    else if (args[i].kind == ArgSpec::Kind::Bytes && args[i].is_struct && declared_alignment(k.type_name) &&
+             declared_alignment(k.type_name) != args[i].align())
+      // Same bytes, other alignment: the struct the kernel was compiled with is not this one.
+      what = fmt::format("args[{}]{} is a struct aligned to {} bytes but the kernel's argument {}{} is declared aligned to {} "
+                         "(`{}`); give the struct \"align\": {} if the kernel's is right",
+                         i, args[i].name.empty() ? "" : " '" + args[i].name + "'", args[i].align(), i,
+                         k.name.empty() ? "" : " (" + k.name + ")", declared_alignment(k.type_name), k.type_name,
+                         declared_alignment(k.type_name));
     else if (!s.pointer && args[i].kind == ArgSpec::Kind::Scalar) {
       // Same size, other kind of number: 2u read as a float is 2.8e-45.
       const ScalarFamily kernel_family = scalar_family(k.type_name);

@@ -72,6 +72,10 @@ json triton_tensordesc_arg(const json& p, const json& a, const std::string& ptr,
   static const char* swizzles[] = {"none", "32B", "64B", "128B"};
   t["swizzle"] = swizzles[td["swizzle"].get<uint32_t>()];
   t["l2_promotion"] = "128B";
+  // Unless the manifest says: the access the IR analysis derives for the
+  // descriptor (tt.descriptor_load: read, tt.descriptor_store: write, ...;
+  // docs/access.md), read-write when it could not.
+  if (!t.contains("access")) t["access"] = p.value("access", std::string("read_write"));
   return out;
 }
 

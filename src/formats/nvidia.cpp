@@ -339,7 +339,10 @@ ImageParam parse_ptx_param(std::string_view decl) {
     if (word == ".align" && w + 1 < words.size()) {
       // After .ptr, .align is the pointee's alignment (".ptr .global .align
       // 1", as Triton writes), not the parameter's.
-      if (!p.pointer) p.align = static_cast<uint32_t>(parse_count(words[w + 1]));
+      if (!p.pointer) {
+        p.align = static_cast<uint32_t>(parse_count(words[w + 1]));
+        p.align_written = true;
+      }
       ++w;
     } else if (word.starts_with(".ptr")) {
       p.pointer = true;
@@ -365,6 +368,11 @@ ImageParam parse_ptx_param(std::string_view decl) {
 }
 
 }  // namespace
+
+std::string ptx_param_type_name(const ImageParam& p) {
+  if (p.align_written && !p.pointer && p.type.find('[') != std::string::npos) return fmt::format(".align {} {}", p.align, p.type);
+  return p.type;
+}
 
 PtxInfo parse_ptx(std::string_view raw) {
   std::string text = strip_comments(raw);

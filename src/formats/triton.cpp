@@ -432,9 +432,10 @@ TritonEntry read_triton_entry(const fs::path& path) {
 }
 
 namespace {
-// A pointer parameter's access: the IR analysis, else read-write by default.
+// A pointer or descriptor parameter's access: the IR analysis, else
+// read-write by default (also when the analysis did not track it).
 void triton_access_json(const TritonAccess& a, size_t index, json& param) {
-  const bool known = a.analysed && index < a.params.size();
+  const bool known = a.analysed && index < a.params.size() && a.params[index].pointer;
   param["access"] = access_mode_name(known ? a.params[index].mode() : AccessMode::ReadWrite);
   param["access_source"] = known ? "ttir" : "default";
   if (known && !a.params[index].reason.empty()) param["access_reason"] = a.params[index].reason;
@@ -463,7 +464,8 @@ std::string triton_entry_json(const TritonEntry& e) {
     const auto& p = e.params[i];
     json param{{"name", p.name}, {"type", p.type}, {"pointer", p.pointer}, {"divisibility", p.divisibility},
                {"size", p.size()}, {"aot", p.aot()}};
-    if (p.pointer) triton_access_json(e.access, i, param);
+    // A descriptor parameter's access is of the tensor it describes.
+    if (p.pointer || p.tensordesc) triton_access_json(e.access, i, param);
     if (p.tensordesc)
       param["tensordesc"] = {{"block_shape", p.block_shape}, {"swizzle", p.tma_swizzle}, {"elem_size", p.tma_elem_size},
                              {"elem_type", p.tma_elem_type}, {"box", p.tma_box}};

@@ -143,7 +143,11 @@ OpKind op_kind(std::string_view name) {
     if (name == f) return OpKind::Follow;
   if (name == "tt.load" || name == "tt.descriptor_load" || name == "tt.descriptor_gather") return OpKind::Load;
   if (name == "tt.store" || name == "tt.descriptor_store" || name == "tt.descriptor_scatter") return OpKind::Store;
-  if (name == "tt.atomic_rmw" || name == "tt.atomic_cas" || name == "tt.descriptor_reduce") return OpKind::Atomic;
+  // A descriptor reduction reads and writes (an atomic read-modify-write);
+  // so does any descriptor atomic Triton may add (tt.descriptor_atomic_*).
+  if (name == "tt.atomic_rmw" || name == "tt.atomic_cas" || name == "tt.descriptor_reduce" ||
+      name.rfind("tt.descriptor_atomic", 0) == 0)
+    return OpKind::Atomic;
   if (name == "scf.for") return OpKind::For;
   if (name == "scf.if") return OpKind::If;
   if (name == "scf.while") return OpKind::While;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "lrrt/bundle.hpp"
+#include "lrrt/formats/nvidia.hpp"
 
 using nlohmann::json;
 using namespace lrrt::bundle;
@@ -317,4 +318,62 @@ TEST_CASE("struct args: a sequence patches a struct's scalar by dotted name") {
   CHECK(error_of(j).find("has no named scalar field \"p.in.nope\"") != std::string::npos);
   j["patch"]["arg"] = "p";
   CHECK(error_of(j).find("is a struct or bytes; only scalars can be patched") != std::string::npos);
+}
+
+TEST_CASE("struct args: a PTX `.param .align A .b8 name[N]` alignment is compared with the struct's") {
+  // A kernel taking (struct{...} aligned to 8, 16 bytes), then an
+  // unaligned 16-byte aggregate, as nvcc writes them.
+  const std::string ptx = R"(.version 8.4
+.target sm_90
+.address_size 64
+.visible .entry k(
+	.param .align 8 .b8 k_param_0[16],
+	.param .b8 k_param_1[16]
+)
+{
+	ret;
+}
+)";
+  const auto info = lrrt::formats::nvidia::parse_ptx(ptx);
+  REQUIRE(info.kernels.size() == 1);
+  std::vector<KernelArg> declared;
+  for (const auto& p : info.kernels[0].params)
+    declared.push_back({p.offset, p.size, false, p.name, false, lrrt::formats::nvidia::ptx_param_type_name(p)});
+  REQUIRE(declared.size() == 2);
+  CHECK(declared[0].type_name == ".align 8 .b8[16]");
+  CHECK(declared[1].type_name == ".b8[16]");  // no written alignment: nothing to compare
+  CHECK(declared_alignment(declared[0].type_name) == 8);
+  CHECK(declared_alignment(declared[1].type_name) == 0);
+  CHECK(declared_alignment(".align x .b8[4]") == 0);
+  CHECK(declared_alignment(".align 99999999999 .b8[4]") == 0);
+
+  auto check = [&](const char* first, const char* second) {
+    Manifest m = parse_in(with_args(json::array({json::parse(first), json::parse(second)})));
+    m.args = at_kernel_offsets(m.args, declared);
+    check_kernargs(m.args, layout_kernargs(m.args), declared, "k");
+  };
+  const char* four_i32 = R"({"name": "s", "struct": [{"type": "i32", "value": 1}, {"type": "i32", "value": 2},
+                                                     {"type": "i32", "value": 3}, {"type": "i32", "value": 4}]})";
+  const char* other = R"({"name": "t", "struct": [{"type": "u8", "value": 1, "offset": 15}]})";
+  // Natural alignment 4 against `.align 8`: refused, naming the argument and both numbers.
+  try {
+    check(four_i32, other);
+    FAIL("a 4-aligned struct accepted for `.align 8`");
+  } catch (const ManifestError& e) {
+    CHECK(e.pointer() == "/args/0");
+    const std::string what = e.what();
+    CHECK(what.find("args[0] 's' is a struct aligned to 4 bytes") != std::string::npos);
+    CHECK(what.find("declared aligned to 8 (`.align 8 .b8[16]`)") != std::string::npos);
+  }
+  // Explicit "align": 8, or a field that makes it 8 naturally: accepted.
+  json aligned = json::parse(four_i32);
+  aligned["align"] = 8;
+  CHECK_NOTHROW(check(aligned.dump().c_str(), other));
+  CHECK_NOTHROW(check(R"({"name": "s", "struct": [{"type": "f64", "value": 1}, {"type": "i32", "value": 2}]})", other));
+  // Wider than declared (16): refused too.
+  aligned["align"] = 16;
+  CHECK_THROWS_WITH_AS(check(aligned.dump().c_str(), other), doctest::Contains("aligned to 16 bytes"), ManifestError);
+  // The unaligned aggregate takes any struct of its size (nothing written to compare with).
+  CHECK_NOTHROW(check(R"({"name": "s", "struct": [{"type": "f64", "value": 1}, {"type": "i32", "value": 2}]})",
+                      R"({"name": "t", "struct": [{"type": "i64", "value": 1}, {"type": "i64", "value": 2}]})"));
 }

@@ -3,6 +3,7 @@
 // and stride scalars Triton's launcher passes: parsed without a device, the
 // layout checked against the fixture cubin's and PTX's own parameter layout.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <functional>
@@ -235,4 +236,45 @@ TEST_CASE("tensor map: the CUDA C++ TMA copy's manifest packs at its cubin's off
   CHECK(layout.size >= k.param_bytes);
   CHECK(layout.size <= (k.param_bytes + 7) / 8 * 8);
   for (size_t i = 0; i < 4; ++i) CHECK(layout.slots[i].offset == k.params[i].offset);
+}
+
+TEST_CASE("Triton tensor descriptors: a tensor map's default access is the IR analysis's for the descriptor") {
+  // The fixture reads both descriptors; a copy of it whose IR also stores
+  // through b_desc must get b_desc's buffer written (read-write), with no
+  // "access" in the manifest, and an explicit "access" still wins.
+  const fs::path src = kTritonDir / "entries/sm_90/tma_add_kernel";
+  const fs::path tmp = fs::temp_directory_path() / fmt::format("lrrt_tdesc_access_{}", std::random_device{}());
+  fs::create_directories(tmp / "tma_add_kernel");
+  for (const auto& f : fs::directory_iterator(src)) fs::copy_file(f.path(), tmp / "tma_add_kernel" / f.path().filename());
+  const fs::path ttir = tmp / "tma_add_kernel" / "tma_add_kernel.ttir";
+  std::string ir;
+  {
+    std::ifstream in(ttir);
+    ir.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(kTritonDir / "tma_add/manifest.json");
+  json doc = json::parse(in);
+  doc["code_object"] = (tmp / "tma_add_kernel").string();
+  auto access_of = [&](const json& d, size_t arg) { return lrrt::bundle::parse_manifest(d, kTritonDir / "tma_add").args.at(arg).access; };
+  CHECK(access_of(doc, 0) == lrrt::bundle::Access::Read);
+  CHECK(access_of(doc, 5) == lrrt::bundle::Access::Read);
+
+  const std::string store = "    tt.store %6, %7, %mask_21";
+  const size_t at = ir.find(store);
+  REQUIRE(at != std::string::npos);
+  ir.insert(at, "    tt.descriptor_store %b_desc[%a, %a_8], %7 : !tt.tensordesc<tensor<32x64xf32>>, tensor<32x64xf32>\n");
+  std::ofstream(ttir, std::ios::binary | std::ios::trunc) << ir;
+  CHECK(access_of(doc, 0) == lrrt::bundle::Access::Read);
+  CHECK(access_of(doc, 5) == lrrt::bundle::Access::ReadWrite);  // loaded and stored
+  json declared = doc;
+  declared["args"]["b_desc"]["tensor_map"]["access"] = "read";
+  CHECK(access_of(declared, 5) == lrrt::bundle::Access::Read);
+
+  // IR the analysis cannot read: read-write, never the narrower read.
+  const size_t func = ir.find("%pid_m = tt.get_program_id");
+  REQUIRE(func != std::string::npos);
+  ir.insert(func, "    %undefined_use = arith.addi %nowhere, %nowhere : i32\n");
+  std::ofstream(ttir, std::ios::binary | std::ios::trunc) << ir;
+  CHECK(access_of(doc, 0) == lrrt::bundle::Access::ReadWrite);
+  fs::remove_all(tmp);
 }

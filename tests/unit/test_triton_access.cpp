@@ -4,6 +4,7 @@
 // sm_90 and gfx942 (tests/triton/access, make_access_fixtures.py), and
 // hand-written IR for the rules Triton's front end does not produce.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,84 @@ TEST_CASE("triton access: the committed entries, every target") {
       ++checked;
     }
   CHECK(checked == 9);
+}
+
+TEST_CASE("triton access: the tensor-descriptor entry's descriptors are read, its pointer written") {
+  const std::string root = std::string(LRRT_TEST_SOURCE_DIR) + "/tests/triton/entries/sm_90/tma_add_kernel";
+  const TritonEntry e = read_triton_entry(root);
+  const TritonAccess a = analyze_triton_access(access_text(e.ir_path.string()), "tma_add_kernel");
+  REQUIRE_MESSAGE(a.analysed, a.failure);
+  REQUIRE(a.params.size() == e.params.size());
+  for (size_t i = 0; i < a.params.size(); ++i) CHECK(a.params[i].pointer == (e.params[i].pointer || e.params[i].tensordesc));
+  CHECK(mode_of(a, "a_desc") == "read");
+  CHECK(mode_of(a, "b_desc") == "read");
+  CHECK(mode_of(a, "out_ptr") == "write");
+  // lr_triton_describe carries it for the descriptors too.
+  const auto j = nlohmann::json::parse(triton_entry_json(e));
+  CHECK(j["params"][0]["access"] == "read");
+  CHECK(j["params"][0]["access_source"] == "ttir");
+  CHECK(j["params"][5]["access"] == "read");
+  CHECK(!j["params"][1].contains("access"));  // a_desc.shape0: an i32
+  CHECK(j["params"][10]["access"] == "write");
+}
+
+TEST_CASE("triton access: descriptor parameters, op by op, and where one escapes") {
+  // Host-side descriptors (Triton 3.6 tensordesc parameters), each followed by
+  // its shape (i32) and stride (i64) as Triton writes them.
+  std::string sig;
+  for (const char* d : {"ld", "ga", "st", "sc", "re", "at", "un", "ca", "se", "sf"})
+    sig += fmt::format("{}%{}: !tt.tensordesc<tensor<16xf32>> loc(\"{}\"), %{}_s: i32 loc(\"{}\"), %{}_t: i64 loc(\"{}\")",
+                       sig.empty() ? "" : ", ", d, d, d, d, d, d);
+  const auto ir = [&](const std::string& body) {
+    return "module {\n  tt.func public @k(" + sig + ", %n: i32, %p: !tt.ptr<f32>) attributes {noinline = false} {\n" + body +
+           "    tt.return\n  }\n}\n";
+  };
+  const std::string body =
+      "    %i = arith.constant 0 : i32\n    %t = arith.constant true\n"
+      "    %offs = arith.constant dense<0> : tensor<16xi32>\n"
+      "    %v = tt.descriptor_load %ld[%i] : !tt.tensordesc<tensor<16xf32>> -> tensor<16xf32>\n"
+      "    %g = tt.descriptor_gather %ga[%offs, %i] : (!tt.tensordesc<tensor<16xf32>>, tensor<16xi32>, i32) -> tensor<16xf32>\n"
+      "    tt.descriptor_store %st[%i], %v : !tt.tensordesc<tensor<16xf32>>, tensor<16xf32>\n"
+      "    tt.descriptor_scatter %sc[%offs, %i], %g : !tt.tensordesc<tensor<16xf32>>, tensor<16xi32>, i32, tensor<16xf32>\n"
+      "    tt.descriptor_reduce add, %re[%i], %v : !tt.tensordesc<tensor<16xf32>>, tensor<16xf32>\n"
+      "    %o = tt.descriptor_atomic_future fadd, %at[%i], %v : !tt.tensordesc<tensor<16xf32>>, tensor<16xf32>\n"
+      "    tt.experimental_descriptor_prefetch %un[%i] : !tt.tensordesc<tensor<16xf32>>\n"
+      "    tt.call @helper(%ca) : (!tt.tensordesc<tensor<16xf32>>) -> ()\n"
+      "    %e = arith.select %t, %se, %sf : !tt.tensordesc<tensor<16xf32>>\n"
+      "    %w = tt.descriptor_load %e[%i] : !tt.tensordesc<tensor<16xf32>> -> tensor<16xf32>\n"
+      "    tt.store %p, %n : !tt.ptr<f32>\n";
+  const auto a = analyze_triton_access(ir(body), "k");
+  REQUIRE_MESSAGE(a.analysed, a.failure);
+  CHECK(mode_of(a, "ld") == "read");
+  CHECK(mode_of(a, "ga") == "read");
+  CHECK(mode_of(a, "st") == "write");
+  CHECK(mode_of(a, "sc") == "write");
+  CHECK(mode_of(a, "re") == "read_write");  // a reduction reads what it adds to
+  CHECK(mode_of(a, "at") == "read_write");  // tt.descriptor_atomic*: an atomic
+  for (const char* d : {"ld", "ga", "st", "sc", "re", "at"}) {
+    CAPTURE(d);
+    for (const auto& p : a.params)
+      if (p.name == d) CHECK(p.reason.empty());  // real accesses, not fallbacks
+  }
+  // Negative controls: a descriptor meeting an op the analysis does not know,
+  // passed to a call, or merged with another, is read-write and says why.
+  CHECK(mode_of(a, "un") == "read_write");
+  CHECK(mode_of(a, "ca") == "read_write");
+  CHECK(mode_of(a, "se") == "read_write");
+  CHECK(mode_of(a, "sf") == "read_write");
+  for (const auto& p : a.params) {
+    if (p.name == "un") CHECK(p.reason.find("tt.experimental_descriptor_prefetch") != std::string::npos);
+    if (p.name == "ca") CHECK(p.reason.find("tt.call") != std::string::npos);
+    if (p.name == "se") CHECK(p.reason.find("several parameters") != std::string::npos);
+  }
+  CHECK(mode_of(a, "p") == "write");
+  // Without the escape, the same descriptor is only read (the controls can fail).
+  const auto only_load = analyze_triton_access(ir("    %i = arith.constant 0 : i32\n"
+                                                  "    %v = tt.descriptor_load %un[%i] : !tt.tensordesc<tensor<16xf32>> -> tensor<16xf32>\n"),
+                                               "k");
+  REQUIRE_MESSAGE(only_load.analysed, only_load.failure);
+  CHECK(mode_of(only_load, "un") == "read");
+  CHECK(mode_of(only_load, "st") == "read");  // unused: read (a declaration needs a mode)
 }
 
 TEST_CASE("triton access: tutorial kernels and negative controls, sm_90 and gfx942, exactly as expected") {

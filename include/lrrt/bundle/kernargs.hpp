@@ -41,9 +41,15 @@ struct KernelArg {
   bool kind_known = true;
   // The source type when the code object records it ("float", "uint32_t",
   // PTX "f32"): a float argument given an integer, or the other way round,
-  // is refused before the launch.
+  // is refused before the launch. A PTX aggregate's written alignment comes
+  // first (".align 8 .b8[16]"): a struct argument of another alignment is
+  // refused (declared_alignment).
   std::string type_name;
 };
+
+// The alignment a recorded type name declares (".align 8 .b8[16]": 8), 0
+// when it declares none.
+uint32_t declared_alignment(std::string_view type_name);
 
 // Whether a recorded type name is a floating-point or an integer scalar;
 // Unknown for pointers, untyped words (PTX b32), structs and anything else.

@@ -40,10 +40,17 @@ struct ImageParam {
   uint32_t offset = 0;
   uint32_t size = 0;
   uint32_t align = 0;    // PTX .align, or 0 when not recorded
+  bool align_written = false;  // the PTX wrote `.align A` for the parameter itself (not a pointee's)
   bool pointer = false;  // PTX `.ptr` parameters (Triton writes them)
   std::string type;      // PTX type (.u64, .b8[16]); empty for cubins
   std::string name;      // PTX parameter name; empty for cubins
 };
+
+// The type name lr_kernel_arg_t reports for a PTX parameter: its type
+// (".u32", ".b8[16]"), and for a by-value aggregate with a written alignment
+// that alignment in front (".align 8 .b8[16]"): lr_kernel_arg_t has no field
+// for it, and lrrt::bundle compares it with a manifest struct's.
+std::string ptx_param_type_name(const ImageParam& p);
 
 struct ImageKernel {
   std::string name;

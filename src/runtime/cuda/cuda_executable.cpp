@@ -218,7 +218,7 @@ KernelInfo CudaModule::describe(CUfunction function, const std::string& name, st
     if (recorded && i < recorded->params.size()) {
       const ImageParam& p = recorded->params[i];
       a.name = p.name;
-      a.type_name = p.type;
+      a.type_name = formats::nvidia::ptx_param_type_name(p);
       if (p.pointer) {
         a.kind = ArgKind::GlobalBuffer;
         a.value_kind = "global_buffer";
