@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -138,6 +139,18 @@ TEST_CASE("triton sequence: an entry with another backend's binary names the ker
   CHECK(r.err.find("no code object for backend \"host\" (the manifest has: cuda)") != std::string::npos);
 }
 
+TEST_CASE("triton sequence: the committed GPU manifest parses whole on a machine without its backend") {
+  // tests/triton/sequence/manifest.json (ctest -L gpu runs it on cuda): the
+  // host plans nothing of an sm_90 entry, but only after the whole manifest
+  // parsed.
+  TempDir dir;
+  const Result r = run_lrrt(dir, {"plan", (kSource / "tests" / "triton" / "sequence" / "manifest.json").string()});
+  CHECK(r.rc == 2);
+  INFO(r.err);
+  CHECK(r.err.find("/kernels/add/code_object: step \"first\": no code object for backend \"host\" (the manifest has: cuda)") !=
+        std::string::npos);
+}
+
 #if defined(LRRT_CLI_HSA_STANDIN)
 namespace {
 
@@ -251,5 +264,66 @@ TEST_CASE("triton sequence: runs on the hsa stand-in eagerly and replayed, every
   const Result bad = run_seq(dir, m, {"run", "--backend", "hsa", "-q", "--format", "json", "-o", (dir / "bad.json").string()});
   CHECK(bad.rc != 0);
   CHECK(json::parse(read_text(dir / "bad.json"))["runs"][0]["verification"]["status"] == "failed");
+}
+
+TEST_CASE("triton sequence: the committed GPU manifest, on its gfx942 twin, passes its expected files on the stand-in") {
+  // The same manifest with the gfx942 entry: the expected .npy files the GPU
+  // check compares with hold what the three steps compute.
+  TritonStandinEnv env;
+  TempDir dir;
+  const fs::path src = kSource / "tests" / "triton" / "sequence";
+  json m = json::parse(read_text(src / "manifest.json"));
+  m["kernels"]["add"]["code_object"] = (kTritonEntries / "gfx942" / "add_kernel").string();
+  for (auto& v : m["verify"]) v["expected"]["npy"] = (src / v["expected"]["npy"].get<std::string>()).string();
+  const Result r = run_seq(dir, m, {"run", "--backend", "hsa", "-q", "--format", "json", "-o", (dir / "out.json").string()});
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json run = json::parse(read_text(dir / "out.json"))["runs"][0];
+  CHECK(run["verification"]["status"] == "passed");
+  for (const auto& c : run["verification"]["checks"]) CHECK(c["status"] == "passed");
+  // Negative control: the join step adding t to itself fails out's check.
+  m["sequence"][2]["args"]["y_ptr"]["buffer"] = "t";
+  const Result bad = run_seq(dir, m, {"run", "--backend", "hsa", "-q", "--format", "json", "-o", (dir / "bad.json").string()});
+  CHECK(bad.rc != 0);
+  CHECK(json::parse(read_text(dir / "bad.json"))["runs"][0]["verification"]["status"] == "failed");
+}
+
+TEST_CASE("triton sequence: each step gets its own scratch buffer, sized by its grid, and no edge from it") {
+  TritonStandinEnv env;
+  TempDir dir;
+  const fs::path e = dir / "add_kernel";
+  fs::copy(kTritonEntries / "gfx942" / "add_kernel", e, fs::copy_options::recursive);
+  json md = json::parse(read_text(e / "add_kernel.json"));
+  md["profile_scratch_size"] = 96;
+  md["profile_scratch_align"] = 8;
+  write_text(e / "add_kernel.json", md.dump());
+  json m = add_chain(e.string());
+  m["sequence"][1]["launch"]["grid"] = {8};  // 8 programs: twice first's scratch
+  const json got = plan_of(dir, m);
+  // Scratch is read-write to lrrt (nothing proves less), but each written
+  // step has its own: first and second stay unordered.
+  CHECK(edges_of(got["plan"]) == std::set<std::pair<int, int>>{{0, 2}, {1, 2}});
+  std::map<std::string, uint64_t> scratch;
+  for (const auto& b : got["buffers"]) {
+    const std::string name = b["name"];
+    if (name.rfind("triton_", 0) != 0) continue;
+    scratch[name] = std::stoull(b["bytes"][1].get<std::string>(), nullptr, 16) - std::stoull(b["bytes"][0].get<std::string>(), nullptr, 16);
+  }
+  CHECK(scratch == std::map<std::string, uint64_t>{{"triton_0_first_profile_scratch", 4 * 96},
+                                                   {"triton_1_second_profile_scratch", 8 * 96},
+                                                   {"triton_2_join_profile_scratch", 4 * 96}});
+  const json& acc = got["steps"][1]["accesses"];
+  REQUIRE(acc.size() == 4);
+  CHECK(acc[3]["buffer"] == "triton_1_second_profile_scratch");
+  CHECK(acc[3]["access"] == "read_write");
+  CHECK(acc[3]["source"] == "default");
+  CHECK(acc[2]["source"] == "ttir");
+  // A manifest buffer of the scratch's name is refused, naming the step.
+  m["buffers"].push_back({{"name", "triton_2_join_profile_scratch"}, {"type", "u8"}, {"count", 8}});
+  const Result clash = run_seq(dir, m, {"plan"});
+  INFO(clash.err);
+  CHECK(clash.rc == 2);
+  CHECK(clash.err.find("buffer name \"triton_2_join_profile_scratch\" is lrrt's (Triton scratch of step \"join\")") !=
+        std::string::npos);
 }
 #endif
