@@ -229,6 +229,21 @@ TEST_CASE("triton sequence: a declared access wins over the IR's (negative contr
   CHECK(got_w["steps"][1]["accesses"][0]["source"] == "declared");
 }
 
+TEST_CASE("triton sequence: a Triton step's scalar parameter is patched by name") {
+  TritonStandinEnv env;
+  TempDir dir;
+  json m = add_chain((kTritonEntries / "gfx942" / "add_kernel").string());
+  m["patch"] = {{"step", "first"}, {"arg", "n"}, {"values", {500, 1000}}};
+  m["verify"] = {{"skip", "the plan only"}};
+  const json got = plan_of(dir, m);
+  CHECK(edges_of(got["plan"]) == std::set<std::pair<int, int>>{{0, 2}, {1, 2}});
+  // n is the fourth parameter: an i32 by the entry's signature.
+  m["patch"]["values"] = {int64_t(1) << 31};
+  const Result r = run_seq(dir, m, {"plan"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("/patch/values/0") != std::string::npos);
+}
+
 TEST_CASE("triton sequence: runs on the hsa stand-in eagerly and replayed, every element checked") {
   TritonStandinEnv env;
   TempDir dir;
