@@ -57,11 +57,8 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
     for (const char* seq_only : {"kernels", "patch"})
       if (o.has(seq_only)) throw ManifestError(std::string("/") + seq_only, "only a sequence manifest (with \"sequence\") takes this field");
     parse_code_object(m.code_object, o.req("code_object", "path of the compiled kernel, or one per backend"), "/code_object");
-    if (json entry = triton_entry_for(m); !entry.is_null()) {
-      parse_triton_kernel(
-          m, o, entry, [&](const json& b) { parse_buffers(m, b, "/buffers"); },
-          [&](const json& a, std::vector<ArgSpec>& out) { parse_args(m, a, "/args", out); },
-          [&](const json& l, LaunchSpec& L) { parse_launch(m, l, "/launch", L); });
+    if (json entry = triton_entry_for(m.code_object, m.base_dir, "/code_object"); !entry.is_null()) {
+      parse_triton_kernel(m, o, entry);
     } else {
     m.kernel = get_string(o.req("kernel", "the kernel's symbol name"), "/kernel");
     if (m.name.empty()) m.name = m.kernel;

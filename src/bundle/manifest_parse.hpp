@@ -119,11 +119,34 @@ void check_patch_verifiable(const Manifest& m);
 
 // ---- Triton (manifest_triton.cpp) -----------------------------------------
 
-json triton_entry_for(const Manifest& m);
-void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
-                         const std::function<void(const json&)>& parse_buffers_here,
-                         const std::function<void(const json&, std::vector<ArgSpec>&)>& parse_args_here,
-                         const std::function<void(const json&, LaunchSpec&)>& parse_launch_here);
+// The Triton cache entry `code_object` names (its folder or <name>.json, as
+// lr_triton_describe describes it), or null for any other code object;
+// `ptr` is where code_object is written.
+json triton_entry_for(const std::map<std::string, std::string>& code_object, const fs::path& base_dir,
+                      const std::string& ptr);
+// A single-launch manifest on a Triton entry: kernel, code_object, buffers,
+// args and launch from the entry and `o`.
+void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry);
+// One call of a Triton kernel: the arguments by parameter name (or in
+// order), Triton's {"grid": [...]}, where they are written, and, for a
+// sequence step, its name (its buffer arguments may declare access; its
+// messages name it). Hidden scratch buffers are named scratch_prefix + the
+// pointer's name.
+struct TritonCall {
+  const json* args = nullptr;
+  std::string args_ptr;
+  const json* launch = nullptr;
+  std::string launch_ptr;
+  const std::string* step = nullptr;
+  std::string scratch_prefix;
+};
+// Desugars the call into plain arguments (the parameters in order, then the
+// hidden scratch pointers; scratch buffers added to m.buffers) and a launch
+// (blocks of warp_size x num_warps, the entry's shared bytes). `desugared`,
+// when given, gets the arguments as a plain "args" array (without the hidden
+// pointers).
+void parse_triton_call(Manifest& m, const json& entry, const TritonCall& c, std::vector<ArgSpec>& out_args,
+                       LaunchSpec& out_launch, json* desugared);
 
 // ---- Top level (manifest.cpp) ---------------------------------------------
 

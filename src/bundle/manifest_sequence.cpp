@@ -22,24 +22,6 @@ namespace {
 
 // ---- Sequences (docs/manifest.md, "Sequences") -----------------------------
 
-// A sequence's kernels are code objects; a Triton cache entry (its folder or
-// its <name>.json) is not yet one of them: say so where it is named, rather
-// than "code object not found" later.
-void refuse_triton_entry(const std::map<std::string, std::string>& code_object, const fs::path& base_dir,
-                         const std::string& ptr) {
-  for (const auto& [backend, written] : code_object) {
-    fs::path p = written;
-    if (written.rfind("@kernels/", 0) == 0) continue;
-    if (p.is_relative()) p = base_dir / p;
-    std::error_code ec;
-    if (p.extension() == ".json" || fs::is_directory(p, ec))
-      throw ManifestError(ptr, fmt::format("{} is a Triton cache entry; sequences take compiled code objects only: "
-                                           "run the entry as a manifest of its own (\"code_object\": \"{}\"), or name "
-                                           "the entry's binary (.cubin, .hsaco) here with its kernel and arguments",
-                                           written, written));
-  }
-}
-
 void parse_kernels(Sequence& seq, const json& v, const std::string& ptr, const fs::path& base_dir) {
   if (!v.is_object() || v.empty())
     throw ManifestError(ptr, "expected an object {\"alias\": {\"code_object\": ..., \"kernel\": ...}, ...}, got " + describe(v));
@@ -51,9 +33,20 @@ void parse_kernels(Sequence& seq, const json& v, const std::string& ptr, const f
     Obj o(it.value(), k.pointer, {"code_object", "kernel", "description", "waits_for_producer"});
     o.finish();
     parse_code_object(k.code_object, o.req("code_object", "path of the compiled kernel, or one per backend"), o.ptr("code_object"));
-    refuse_triton_entry(k.code_object, base_dir, o.ptr("code_object"));
     k.kernel = o.has("kernel") ? get_string(*o.opt("kernel"), o.ptr("kernel")) : k.alias;
     if (auto* w = o.opt("waits_for_producer")) k.waits_for_producer = get_bool(*w, o.ptr("waits_for_producer"));
+    // A Triton cache entry (its folder or <name>.json): its binary, its
+    // kernel, launch_pdl; the steps give its parameters (parse_triton_call).
+    if (json entry = triton_entry_for(k.code_object, base_dir, o.ptr("code_object")); !entry.is_null()) {
+      const std::string name = entry["name"].get<std::string>();
+      if (o.has("kernel") && k.kernel != name)
+        throw ManifestError(o.ptr("kernel"), fmt::format("the Triton entry's kernel is \"{}\", not \"{}\"", name, k.kernel));
+      k.kernel = name;
+      k.code_object.clear();
+      k.code_object[entry["backend"].get<std::string>()] = entry["binary"].get<std::string>();
+      if (entry.value("launch_pdl", false)) k.waits_for_producer = true;  // Triton's own word
+      k.triton = std::move(entry);
+    }
     if (auto* d = o.opt("description")) (void)get_string(*d, o.ptr("description"), true);
     seq.kernels.push_back(std::move(k));
   }
@@ -63,7 +56,7 @@ void parse_kernels(Sequence& seq, const json& v, const std::string& ptr, const f
 // in document order; `after` and `patch` name written steps.
 class SequenceParser {
  public:
-  SequenceParser(const Manifest& m, Sequence& seq) : m_(m), seq_(seq) {}
+  SequenceParser(Manifest& m, Sequence& seq) : m_(m), seq_(seq) {}
 
   void parse(const json& v, const std::string& ptr) {
     if (!v.is_array() || v.empty()) throw ManifestError(ptr, "expected a non-empty array of steps, got " + describe(v));
@@ -83,9 +76,9 @@ class SequenceParser {
     return it->second;
   }
   const SequenceStep& written(size_t w) const { return written_[w]; }
-  // The written step's JSON, as the manifest gives it (the document
-  // outlives the parse).
-  const json& written_json(size_t w) const { return *written_json_[w]; }
+  // A written kernel step's arguments as a plain "args" array (a Triton
+  // step's desugared: its parameters in order, without the scratch pointers).
+  const json& written_args(size_t w) const { return written_args_[w]; }
 
  private:
   std::string names() const {
@@ -113,8 +106,9 @@ class SequenceParser {
           throw ManifestError(o.ptr("repeat"), fmt::format("{} repetitions of {} step(s) exceed the limit of {} steps", n, inner, kMaxSequenceSteps));
         total += n * inner;
       } else {
-        written_.push_back(parse_step(e, sp));
-        written_json_.push_back(&e);
+        json args;
+        written_.push_back(parse_step(e, sp, args));
+        written_args_.push_back(std::move(args));
         total += 1;
       }
       if (total > kMaxSequenceSteps)
@@ -123,7 +117,7 @@ class SequenceParser {
     return total;
   }
 
-  SequenceStep parse_step(const json& e, const std::string& sp) {
+  SequenceStep parse_step(const json& e, const std::string& sp, json& args) {
     if (!e.is_object()) throw ManifestError(sp, "expected a step object (a kernel, copy, fill or {\"repeat\": N, \"steps\": [...]}), got " + describe(e));
     SequenceStep s;
     s.pointer = sp;
@@ -154,8 +148,22 @@ class SequenceParser {
       }
       s.kernel = static_cast<size_t>(k - seq_.kernels.begin());
       if (s.name.empty()) s.name = alias;
-      parse_args(m_, o.req("args", "the kernel's arguments in order; [] for none"), o.ptr("args"), s.args, &s.name);
-      parse_launch(m_, o.req("launch"), o.ptr("launch"), s.launch);
+      if (k->triton.is_object()) {
+        // A Triton entry's step: its parameters by name (or in order) and
+        // Triton's grid, as a single-launch manifest on the entry gives them.
+        TritonCall c;
+        c.args = &o.req("args", fmt::format("Triton kernel {}'s arguments by parameter name", k->kernel));
+        c.args_ptr = o.ptr("args");
+        c.launch = &o.req("launch", "Triton's grid: {\"grid\": [programs]}");
+        c.launch_ptr = o.ptr("launch");
+        c.step = &s.name;
+        c.scratch_prefix = fmt::format("triton_{}_{}_", s.written, s.name);
+        parse_triton_call(m_, k->triton, c, s.args, s.launch, &args);
+      } else {
+        args = o.req("args", "the kernel's arguments in order; [] for none");
+        parse_args(m_, args, o.ptr("args"), s.args, &s.name);
+        parse_launch(m_, o.req("launch"), o.ptr("launch"), s.launch);
+      }
     } else if (is_copy) {
       s.kind = SequenceStep::Kind::Copy;
       if (s.name.empty()) s.name = "copy";
@@ -271,10 +279,10 @@ class SequenceParser {
     }
   }
 
-  const Manifest& m_;
+  Manifest& m_;
   Sequence& seq_;
   std::vector<SequenceStep> written_;
-  std::vector<const json*> written_json_;
+  std::vector<json> written_args_;
   std::map<std::string, size_t> by_name_;
   std::set<std::string> later_names_;
   std::map<size_t, std::vector<size_t>> pending_after_;
@@ -313,6 +321,13 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
     if (p.arg >= s.args.size())
       throw ManifestError(ap, fmt::format("step \"{}\" has {} argument(s)", s.name, s.args.size()));
   }
+  const json& written_args = P.written_args(p.written);
+  const json& triton = seq.kernels[s.kernel].triton;
+  if (p.arg >= written_args.size() ||
+      (triton.is_object() && triton["params"].size() > p.arg && triton["params"][p.arg].contains("part_of")))
+    throw ManifestError(ap, fmt::format("argument {} (\"{}\") of step \"{}\" is lrrt's to pass (a Triton scratch pointer or a "
+                                        "tensor descriptor's shape or stride); only the kernel's parameters can be patched",
+                                        p.arg, s.args[p.arg].name, s.name));
   const ArgSpec& arg = s.args[p.arg];
   if (arg.kind != ArgSpec::Kind::Scalar && !field)
     throw ManifestError(ap, fmt::format("argument {} of step \"{}\" is a {}; only scalars can be patched (and a struct's "
@@ -339,7 +354,7 @@ void parse_patch(const Manifest& m, Sequence& seq, const SequenceParser& P, cons
     std::string because;
   };
   std::vector<PatchLimit> limits;
-  const json& arg_json = P.written_json(p.written).at("args").at(p.arg);
+  const json& arg_json = written_args.at(p.arg);
   if (auto b = arg_json.find("bounds"); !field && b != arg_json.end())
     for (size_t k = 0; k < b->size(); ++k)
       limits.push_back({find_buffer_index(m, (*b)[k], fmt::format("{}/bounds/{}", arg.pointer, k)),
@@ -416,6 +431,7 @@ Manifest kernel_step_manifest(const Manifest& m, const SequenceStep& step) {
   k.args = step.args;
   k.launch = step.launch;
   k.waits_for_producer = sk.waits_for_producer;
+  k.triton = sk.triton;
   return k;
 }
 

@@ -21,27 +21,29 @@ namespace manifest_parse {
 
 // A code_object naming a Triton cache entry: its folder or its <name>.json
 // (no other code object is JSON or a folder). The entry's description, or
-// null when code_object names something else.
-json triton_entry_for(const Manifest& m) {
-  if (m.code_object.size() != 1 || !m.code_object.count("*")) {
-    for (const auto& [backend, written] : m.code_object)
+// null when code_object names something else. `ptr` is where code_object is
+// written.
+json triton_entry_for(const std::map<std::string, std::string>& code_object, const fs::path& base_dir,
+                      const std::string& ptr) {
+  if (code_object.size() != 1 || !code_object.count("*")) {
+    for (const auto& [backend, written] : code_object)
       if (written.size() > 5 && written.compare(written.size() - 5, 5, ".json") == 0)
-        throw ManifestError("/code_object/" + pointer_token(backend),
+        throw ManifestError(ptr + "/" + pointer_token(backend),
                             "a Triton cache entry is one code_object for its own backend: write \"code_object\": \"" +
                                 written + "\"");
     return nullptr;
   }
-  const std::string& written = m.code_object.at("*");
+  const std::string& written = code_object.at("*");
   fs::path p = written;
-  if (p.is_relative()) p = m.base_dir / p;
+  if (p.is_relative()) p = base_dir / p;
   std::error_code ec;
   const bool is_json = p.extension() == ".json";
   if (!is_json && !fs::is_directory(p, ec)) return nullptr;
-  if (!fs::exists(p, ec)) throw ManifestError("/code_object", fmt::format("Triton entry {} not found", p.string()));
+  if (!fs::exists(p, ec)) throw ManifestError(ptr, fmt::format("Triton entry {} not found", p.string()));
   try {
     return json::parse(lrrt::triton_describe(p.string()));
   } catch (const lrrt::Error& e) {
-    throw ManifestError("/code_object", e.what());
+    throw ManifestError(ptr, e.what());
   }
 }
 
@@ -204,12 +206,12 @@ json triton_launch_object(const json& entry, const json& v, const std::string& p
 // The shape (i32) and stride (i64, elements) parameters after each
 // descriptor, from its parsed tensor map; a dtype the buffer's does not
 // match is refused (the kernel reads the bytes as its own type).
-void triton_fill_tensordesc_parts(const json& entry, Manifest& m) {
+void triton_fill_tensordesc_parts(const json& entry, const Manifest& m, std::vector<ArgSpec>& args) {
   const json& params = entry["params"];
   for (size_t i = 0; i < params.size(); ++i) {
     const json& p = params[i];
     if (p.contains("tensordesc")) {
-      const ArgSpec& d = m.args[i];
+      const ArgSpec& d = args[i];
       const BufferSpec& b = m.buffers[d.buffer];
       if (dtype_size(b.type) != p["tensordesc"]["elem_size"].get<uint64_t>() || dtype_name(b.type) != triton_scalar_dtype(p["type"].get<std::string>()))
         throw ManifestError(d.pointer + "/tensor_map/buffer",
@@ -217,20 +219,20 @@ void triton_fill_tensordesc_parts(const json& entry, Manifest& m) {
                                         p["name"].get<std::string>(), p["type"].get<std::string>()));
       // Triton's element type for the map (its TMA dtype may differ from the
       // buffer's: tf32 for f32 dots).
-      m.args[i].tensor_map->desc.dtype = p["tensordesc"]["elem_type"].get<uint32_t>();
+      args[i].tensor_map->desc.dtype = p["tensordesc"]["elem_type"].get<uint32_t>();
       continue;
     }
     if (!p.contains("part_of")) continue;
     const size_t di = p["part_of"].get<size_t>();
-    const lr_tensor_map_desc_t& desc = m.args[di].tensor_map->desc;
+    const lr_tensor_map_desc_t& desc = args[di].tensor_map->desc;
     const uint32_t rank = desc.rank;
     const size_t k = i - di - 1;  // 0..rank-1 shape, rank..2rank-1 strides; outermost first
-    ArgSpec& a = m.args[i];
-    const uint64_t esize = dtype_size(m.buffers[m.args[di].buffer].type);
+    ArgSpec& a = args[i];
+    const uint64_t esize = dtype_size(m.buffers[args[di].buffer].type);
     if (k < rank) {
       const uint64_t dim = desc.global_dims[rank - 1 - k];
       if (dim > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
-        throw ManifestError(m.args[di].pointer + "/tensor_map/dims",
+        throw ManifestError(args[di].pointer + "/tensor_map/dims",
                             fmt::format("{} does not fit the kernel's i32 shape parameter", dim));
       a.value = static_cast<long double>(dim);
     } else {
@@ -244,10 +246,74 @@ void triton_fill_tensordesc_parts(const json& entry, Manifest& m) {
 
 }  // namespace
 
-void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
-                         const std::function<void(const json&)>& parse_buffers_here,
-                         const std::function<void(const json&, std::vector<ArgSpec>&)>& parse_args_here,
-                         const std::function<void(const json&, LaunchSpec&)>& parse_launch_here) {
+// The user's parameters, their launch and the hidden scratch pointers, into
+// `out_args` and `out_launch` (see manifest_parse.hpp).
+void parse_triton_call(Manifest& m, const json& entry, const TritonCall& c, std::vector<ArgSpec>& out_args,
+                       LaunchSpec& out_launch, json* desugared) {
+  std::vector<std::string> written_ptrs;
+  // A step's messages name the step (its pointer names it by position only).
+  const std::string who = c.step ? fmt::format("step \"{}\": ", *c.step) : "";
+  auto in_step = [&](const ManifestError& e, const std::string& where) {
+    const std::string what = std::string(e.what()).substr(e.pointer().size() + 2);
+    return ManifestError(where, who + what);
+  };
+  json args;
+  try {
+    args = triton_args_array(entry, *c.args, c.args_ptr, written_ptrs);
+  } catch (const ManifestError& e) {
+    throw in_step(e, e.pointer());
+  }
+  try {
+    parse_args(m, args, c.args_ptr, out_args, c.step);
+  } catch (const ManifestError& e) {
+    throw in_step(e, triton_rewrite_pointer(e.pointer(), written_ptrs, c.args_ptr));
+  }
+  for (size_t i = 0; i < out_args.size(); ++i) out_args[i].pointer = written_ptrs[i];
+  try {
+    triton_fill_tensordesc_parts(entry, m, out_args);
+    parse_launch(m, triton_launch_object(entry, *c.launch, c.launch_ptr), c.launch_ptr, out_launch);
+  } catch (const ManifestError& e) {
+    throw in_step(e, e.pointer());
+  }
+  if (desugared) *desugared = args;
+  // The hidden scratch pointers, after the user's parameters.
+  const uint64_t programs = out_launch.total_workgroups();
+  for (const auto& h : entry["hidden"]) {
+    ArgSpec a;
+    a.name = h["name"].get<std::string>();
+    a.pointer = c.launch_ptr;
+    const uint64_t size = h["size"].get<uint64_t>();
+    if (size == 0) {
+      a.kind = ArgSpec::Kind::Scalar;
+      a.type = DType::u64;
+      a.null_pointer = true;
+    } else {
+      BufferSpec b;
+      b.name = c.scratch_prefix + a.name;
+      b.type = DType::u8;
+      // Programs x factor x bytes, checked: a grid of 2^20 programs of a
+      // 2^50-byte scratch must not wrap to a small buffer.
+      const uint64_t factor = h["per_program_factor"].get<uint64_t>();
+      if (__builtin_mul_overflow(programs, factor, &b.count) || __builtin_mul_overflow(b.count, size, &b.count))
+        throw ManifestError(c.launch_ptr + "/grid", fmt::format("{}the Triton scratch buffer {} of {} bytes a program for {} "
+                                                                "programs (x {}) does not fit in 64 bits",
+                                                                who, a.name, size, programs, factor));
+      b.bytes = b.count;
+      b.shape = {b.count};
+      b.init.kind = BufferInit::Kind::Zeros;
+      b.pointer = fmt::format("/buffers/{}", m.buffers.size());
+      if (m.find_buffer(b.name))
+        throw ManifestError("/buffers", fmt::format("buffer name \"{}\" is lrrt's (Triton scratch{})", b.name,
+                                                    c.step ? fmt::format(" of step \"{}\"", *c.step) : ""));
+      m.buffers.push_back(b);
+      a.kind = ArgSpec::Kind::Buffer;
+      a.buffer = m.buffers.size() - 1;
+    }
+    out_args.push_back(a);
+  }
+}
+
+void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry) {
   const std::string name = entry["name"].get<std::string>();
   if (auto* k = o.opt("kernel")) {
     const std::string given = get_string(*k, "/kernel");
@@ -259,51 +325,14 @@ void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry,
   m.code_object.clear();
   m.code_object[entry["backend"].get<std::string>()] = entry["binary"].get<std::string>();
   if (m.name.empty()) m.name = name;
-  if (auto* b = o.opt("buffers")) parse_buffers_here(*b);
-  std::vector<std::string> written_ptrs;
-  const json args = triton_args_array(entry, o.req("args", "the Triton kernel's arguments by parameter name"), "/args", written_ptrs);
-  try {
-    parse_args_here(args, m.args);
-  } catch (const ManifestError& e) {
-    throw ManifestError(triton_rewrite_pointer(e.pointer(), written_ptrs, "/args"),
-                        std::string(e.what()).substr(e.pointer().size() + 2));
-  }
-  for (size_t i = 0; i < m.args.size(); ++i) m.args[i].pointer = written_ptrs[i];
-  triton_fill_tensordesc_parts(entry, m);
-  parse_launch_here(triton_launch_object(entry, o.req("launch", "Triton's grid: {\"grid\": [programs]}"), "/launch"), m.launch);
-  // The hidden scratch pointers, after the user's parameters.
-  const uint64_t programs = m.launch.total_workgroups();
-  for (const auto& h : entry["hidden"]) {
-    ArgSpec a;
-    a.name = h["name"].get<std::string>();
-    a.pointer = "/launch";
-    const uint64_t size = h["size"].get<uint64_t>();
-    if (size == 0) {
-      a.kind = ArgSpec::Kind::Scalar;
-      a.type = DType::u64;
-      a.null_pointer = true;
-    } else {
-      BufferSpec b;
-      b.name = "triton_" + a.name;
-      b.type = DType::u8;
-      // Programs x factor x bytes, checked: a grid of 2^20 programs of a
-      // 2^50-byte scratch must not wrap to a small buffer.
-      const uint64_t factor = h["per_program_factor"].get<uint64_t>();
-      if (__builtin_mul_overflow(programs, factor, &b.count) || __builtin_mul_overflow(b.count, size, &b.count))
-        throw ManifestError("/launch/grid", fmt::format("the Triton scratch buffer {} of {} bytes a program for {} programs "
-                                                        "(x {}) does not fit in 64 bits",
-                                                        a.name, size, programs, factor));
-      b.bytes = b.count;
-      b.shape = {b.count};
-      b.init.kind = BufferInit::Kind::Zeros;
-      b.pointer = fmt::format("/buffers/{}", m.buffers.size());
-      if (m.find_buffer(b.name)) throw ManifestError("/buffers", fmt::format("buffer name \"{}\" is lrrt's (Triton scratch)", b.name));
-      m.buffers.push_back(b);
-      a.kind = ArgSpec::Kind::Buffer;
-      a.buffer = m.buffers.size() - 1;
-    }
-    m.args.push_back(a);
-  }
+  if (auto* b = o.opt("buffers")) parse_buffers(m, *b, "/buffers");
+  TritonCall c;
+  c.args = &o.req("args", "the Triton kernel's arguments by parameter name");
+  c.args_ptr = "/args";
+  c.launch = &o.req("launch", "Triton's grid: {\"grid\": [programs]}");
+  c.launch_ptr = "/launch";
+  c.scratch_prefix = "triton_";
+  parse_triton_call(m, entry, c, m.args, m.launch, nullptr);
 }
 
 }  // namespace manifest_parse

@@ -357,25 +357,6 @@ TEST_CASE("triton: two parameters of one name are refused by init and run") {
   CHECK(r.err.find("parameters 0 and 1 of @add_kernel are both named \"x_ptr\"") != std::string::npos);
 }
 
-TEST_CASE("triton: a sequence naming a Triton entry is refused where it names it, with what to do") {
-  TempDir dir;
-  const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");
-  for (const std::string written : {e.string(), (e / "add_kernel.json").string()}) {
-    json m = {{"lrrt_manifest", 1},
-              {"name", "seq"},
-              {"kernels", {{"add", {{"code_object", written}, {"kernel", "add_kernel"}}}}},
-              {"buffers", json::array({{{"name", "x"}, {"type", "f32"}, {"count", 64}}})},
-              {"sequence", json::array({{{"kernel", "add"}, {"args", json::array({{{"buffer", "x"}, {"access", "read"}}})},
-                                         {"launch", {{"workgroup_count", {1}}, {"workgroup_size", {64}}}}}})}};
-    write_text(dir / "seq.json", m.dump());
-    const Result r = run_manifest(dir, dir / "seq.json");
-    CHECK(r.rc == 2);
-    CHECK(r.err.find("/kernels/add/code_object") != std::string::npos);
-    CHECK(r.err.find("is a Triton cache entry; sequences take compiled code objects only") != std::string::npos);
-    CHECK(r.err.find("not found") == std::string::npos);
-  }
-}
-
 TEST_CASE("triton: a scratch buffer whose size overflows 64 bits is exit 2 at /launch/grid") {
   TempDir dir;
   const fs::path e = copy_triton_entry(dir, "sm_90", "add_kernel");

@@ -190,6 +190,10 @@ struct SequenceKernel {
   std::string kernel;                              // symbol
   std::string pointer;                             // "/kernels/<alias>"
   bool waits_for_producer = false;                 // LR_KERNEL_WAITS_FOR_PRODUCER
+  // Set when code_object names a Triton cache entry, as Manifest::triton:
+  // code_object is then the entry's binary for its backend, and each step
+  // gives the entry's parameters (docs/manifest.md, "Sequences").
+  nlohmann::json triton;
 };
 
 // One step of a sequence after `repeat` is expanded. Steps written once in
