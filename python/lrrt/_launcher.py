@@ -81,10 +81,14 @@ def bound_launcher(kernel, grid, queue=None):
         """The checked path: every check, then the launch, then the guards
         learn these arguments' kinds."""
         values = kernel._values(args)
-        kernel._pack(values, hidden, args)  # names the argument that does not fit
+        try:
+            data = block.pack(*header, *values, *hidden)
+        except struct.error:
+            kernel._pack(values, hidden, args)  # raises naming the argument that does not fit
+            raise
         if cfg is None:  # a grid of 0 programs: nothing to launch
             return
-        status = ns["call"](block.pack(*header, *values, *hidden))
+        status = ns["call"](data)
         if status:
             fail(status)
         learn(args)
