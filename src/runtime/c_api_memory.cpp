@@ -36,8 +36,10 @@ lr_status_t c_api_free(const char* function, lr_device_t device, void* ptr, bool
 // separate from the default queue: no implicit dependency on earlier
 // dispatches, only the listed events). `event`, where given, completes with
 // the copy.
+// kind by reference: a value outside the enum (from C) reaches to_copy_kind,
+// which refuses it, without being loaded as the enum type on the way.
 void c_api_copy_async(lr_device_t device, bool on_copy_queue, void* dst, const void* src, size_t size,
-                      lr_memcpy_kind_t kind, lr_event_t* event, lr_event_t* const* dependencies,
+                      const lr_memcpy_kind_t& kind, lr_event_t* event, lr_event_t* const* dependencies,
                       size_t dependency_count) {
   Runtime& r = rt();
   DeviceState& state = r.device(device);
