@@ -14,13 +14,9 @@ using namespace cli_test;
 
 namespace {
 
-// `lrrt bench replay` with a tiny time budget on `backend`: every case has
-// lrrt's replay and per-launch rows and the native per-launch row; the native
-// graph row where the backend has one (hsa: the raw AQL loop), else its
-// summary says there is none. The benchmark checks the saxpy chains' and the
-// spin kernels' outputs of every way before timing and fails otherwise
-// (errors would then be non-empty and the exit status 3).
-void expect_bench_replay(const std::string& backend, bool native_graph) {
+// `lrrt bench replay --quick` on backend, two samples a way: its result
+// document, after checking that the run succeeded with no errors.
+json quick_bench_replay(const std::string& backend) {
   TempDir dir;
   Result r = run_lrrt(dir, {"bench", "replay", "--backend", backend, "--kernel-dir", kKernels.string(), "--quick",
                             "--min-time", "0", "--min-samples", "2", "--max-samples", "2", "-q", "-o",
@@ -29,6 +25,17 @@ void expect_bench_replay(const std::string& backend, bool native_graph) {
   REQUIRE(r.rc == 0);
   json doc = json::parse(read_text(dir / "replay.json"));
   CHECK(doc["errors"].empty());
+  return doc;
+}
+
+// `lrrt bench replay` with a tiny time budget on `backend`: every case has
+// lrrt's replay and per-launch rows and the native per-launch row; the native
+// graph row where the backend has one (hsa: the raw AQL loop), else its
+// summary says there is none. The benchmark checks the saxpy chains' and the
+// spin kernels' outputs of every way before timing and fails otherwise
+// (errors would then be non-empty and the exit status 3).
+void expect_bench_replay(const std::string& backend, bool native_graph) {
+  json doc = quick_bench_replay(backend);
   auto find = [&](const std::string& metric, const std::string& kernels, const std::string& impl,
                   const std::string& mode) -> const json* {
     for (const auto& m : doc["measurements"])
@@ -106,14 +113,7 @@ TEST_CASE("bench replay LRRT_BENCH_REPLAY_WAYS=lrrt: lrrt's replay and per-launc
       unsetenv("LRRT_BENCH_REPLAY_CASES");
     }
   } env;
-  TempDir dir;
-  Result r = run_lrrt(dir, {"bench", "replay", "--backend", "host", "--kernel-dir", kKernels.string(), "--quick",
-                            "--min-time", "0", "--min-samples", "2", "--max-samples", "2", "-q", "-o",
-                            (dir / "replay.json").string()});
-  INFO(r.err);
-  REQUIRE(r.rc == 0);
-  json doc = json::parse(read_text(dir / "replay.json"));
-  CHECK(doc["errors"].empty());
+  json doc = quick_bench_replay("host");
   std::set<std::string> ways;
   for (const auto& m : doc["measurements"])
     if (m["benchmark"] == "replay" && !m["params"].contains("timed"))
@@ -122,6 +122,7 @@ TEST_CASE("bench replay LRRT_BENCH_REPLAY_WAYS=lrrt: lrrt's replay and per-launc
   CHECK(ways == std::set<std::string>{"saxpy-chain lrrt per-launch", "saxpy-chain lrrt replay"});
   // A value other than all or lrrt is refused before any work (exit 2).
   setenv("LRRT_BENCH_REPLAY_WAYS", "native", 1);
+  TempDir dir;
   Result bad = run_lrrt(dir, {"bench", "replay", "--backend", "host", "--kernel-dir", kKernels.string(), "--quick"});
   CHECK(bad.rc == 2);
   CHECK(bad.err.find("LRRT_BENCH_REPLAY_WAYS") != std::string::npos);
