@@ -315,6 +315,17 @@ constexpr KernelRecord<Size> make_record(const char* kernel, size_t kernarg_size
 // release ordering where the compiler has the builtins (host, AMD), so the
 // host backend's accesses are real atomics (ThreadSanitizer sees them as
 // such); nvcc reads and writes it volatile, with a fence around it.
+// LRRT_POLL_PAUSE(polls) in a polling loop: on host builds every 1024th
+// poll yields the core, so a poll limit means time on a loaded 2-core host
+// too (there a busy spinner can starve the very thread that would release
+// it, and the limit passed in ~15 ms); a no-op on GPUs.
+#if defined(__CUDACC__) || (defined(__HIP__) && defined(__AMDGPU__))
+#define LRRT_POLL_PAUSE(polls) ((void)(polls))
+#else
+#include <sched.h>
+#define LRRT_POLL_PAUSE(polls) ((void)((polls) % 1024u == 0 && sched_yield() == 0))
+#endif
+
 #if defined(__CUDACC__) && !defined(__clang__)
 #define LRRT_LOAD_ACQUIRE_U32(p) (*(const volatile uint32_t*)(p))
 #define LRRT_STORE_RELEASE_U32(p, v) (__threadfence(), (void)(*(volatile uint32_t*)(p) = (v)))

@@ -24,8 +24,7 @@ LRRT_KERNEL(hold_queue, (uint32_t*, flag), (uint32_t, limit)) {
   LRRT_FOR_EACH_THREAD {
     if (LRRT_GLOBAL_ID_X == 0) {
       uint32_t polls = 0;
-      while (LRRT_LOAD_ACQUIRE_U32(flag) == 0 && ++polls < limit) {
-      }
+      while (LRRT_LOAD_ACQUIRE_U32(flag) == 0 && ++polls < limit) LRRT_POLL_PAUSE(polls);
       if (polls >= limit) LRRT_STORE_RELEASE_U32(flag + 1, 1u);
     }
   }

@@ -29,7 +29,7 @@ LRRT_KERNEL(rendezvous, (uint32_t*, mine), (int32_t, partner), (uint32_t, spin_l
     if (LRRT_GLOBAL_ID_X == 0) {
       LRRT_STORE_RELEASE_U32(&mine[0], 1);
       uint32_t polls = 0;
-      while (LRRT_LOAD_ACQUIRE_U32(&mine[partner]) == 0 && polls < spin_limit) ++polls;
+      while (LRRT_LOAD_ACQUIRE_U32(&mine[partner]) == 0 && polls < spin_limit) LRRT_POLL_PAUSE(++polls);
       LRRT_STORE_RELEASE_U32(&mine[1], LRRT_LOAD_ACQUIRE_U32(&mine[partner]) != 0 ? 1 : 2);
     }
   }
