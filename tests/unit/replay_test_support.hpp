@@ -1,5 +1,5 @@
-// Shared by the replay tests that run graphs on devices (test_graph_replay,
-// test_graph_order, test_hsa_graph): kernel files, the hsa stand-in, random
+// Shared by the replay tests that run graphs on devices (test_graph_replay*,
+// test_graph_order, test_hsa_graph*): kernel files, the hsa stand-in, random
 // whole-number inputs with a seed that can be repeated, argument structs.
 #pragma once
 

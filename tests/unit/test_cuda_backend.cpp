@@ -25,7 +25,7 @@ TEST_CASE("cuda backend: initialize never throws and says why when unusable") {
 
 // The mapping from graph steps to CUDA graph node parameters (cuda_graph.hpp):
 // pure, so it is checked here without a GPU; the H200 runs the replays
-// themselves (test_graph_replay.cpp's cuda cases).
+// themselves (test_graph_replay*.cpp's cuda cases).
 #if defined(LRRT_HAVE_CUDA)
 #include <array>
 #include <cstring>
