@@ -1,6 +1,6 @@
 // The hsa lowering of retained replay (src/runtime/hsa/hsa_graph.cpp) on the
 // stand-in libhsa-runtime64, in its default order and in its worst-order mode
-// (tests/hsa/standin/standin.cpp describes both): a 1000-step saxpy chain, a
+// (tests/hsa/standin/queues.cpp describes both): a 1000-step saxpy chain, a
 // diamond, a two-stage reduction and argument patches give exact results;
 // with one derived edge dropped (LRRT_TEST_DROP_EDGE) each of the three
 // sequences is wrong in worst order, deterministically. The packet headers

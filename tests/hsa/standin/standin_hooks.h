@@ -66,7 +66,7 @@ typedef void (*lrrt_hsa_standin_hold_copies_fn)(int hold);
 typedef void (*lrrt_hsa_standin_pause_next_copy_call_fn)(int pause);
 /* Nonzero: worst-order mode (also $LRRT_TEST_WORST_ORDER=1 at hsa_init): the
  * processor runs each open run of dispatches without barrier bit later
- * packets first, and copies as early as their signals allow (standin.cpp
+ * packets first, and copies as early as their signals allow (queues.cpp
  * describes the model). 0: dispatches in ring order. */
 typedef void (*lrrt_hsa_standin_set_worst_order_fn)(int on);
 /* A GPU memory fault at `address` with no queue: the system event handlers,
