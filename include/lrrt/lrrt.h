@@ -471,7 +471,8 @@ LRRT_API lr_status_t lr_launch_on_queue_with_dependencies(
  * packed kernel arguments starting at offset sizeof(lr_launch_block_t) (32).
  * queue NULL launches on the kernel's device's default queue (as lr_launch),
  * else on queue (as lr_launch_on_queue). The block is read during the call
- * only. */
+ * only, and needs no particular alignment. The handles are looked up before
+ * use: one that is not live is LR_ERROR_INVALID_ARGUMENT. */
 typedef struct lr_launch_block_t {
   lr_kernel_t *kernel;
   const lr_launch_config_t *config;

@@ -1,6 +1,7 @@
 """Kernel arguments from Python values: range-checked integers (no silent
 ctypes wrap), the kernel's declared types (a float64 array is not a float*,
 np.int32 is not a float), addresses of foreign memory."""
+import collections.abc
 import ctypes
 import operator
 import struct
@@ -27,10 +28,19 @@ def whole(value, what, lo=0, hi=2**64 - 1):
     return v
 
 
+def unordered_dims(value):
+    """True for a value tuple() would take apart but that is no list of
+    dimensions: a str or bytes (b"ab" is (97, 98)), a mapping (its keys) or
+    a set (no order)."""
+    return isinstance(value, (str, bytes, bytearray, memoryview, collections.abc.Mapping, collections.abc.Set))
+
+
 def dim3(value, what):
     """(x, y, z) from an int or a sequence of 1 to 3 ints, each 1 to 2^32-1."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value,)
+    if unordered_dims(value):
+        raise TypeError(f"{what}: give an int or a tuple of 1 to 3 ints, not {type(value).__name__}")
     try:
         dims = tuple(value)
     except TypeError:

@@ -21,8 +21,10 @@ does not fit fails the pack and goes through the checked path for its error.
 import ctypes
 import struct
 
+from . import Queue
 from ._args import bf16_bits
 from ._buffer import Buffer, _Runtime
+from ._foreign import _stale
 from ._lib import Error, check, lib
 
 
@@ -43,6 +45,15 @@ class _Unseen:
 
 def bound_launcher(kernel, grid, queue=None):
     """A function run(*args) launching kernel (a TritonKernel) over grid."""
+    if queue is not None and not isinstance(queue, Queue):
+        raise TypeError(f"lrrt.triton: bind: queue is an lrrt.Queue or None, not {type(queue).__name__}")
+    if queue is not None and not getattr(queue._h, "value", None):
+        raise Error(1, "lrrt.triton: bind", "the queue was destroyed")  # 0 in the block means the default queue
+    # A handle of a runtime lrrt.shutdown() ended may name a new object by
+    # now (the C side looks addresses up): refused here, by generation.
+    for obj, what in ((queue, "queue"), (getattr(kernel, "module", None), "kernel's module")):
+        if obj is not None and _stale(obj):
+            raise Error(2, "lrrt.triton: bind", f"the {what} belongs to an lrrt runtime that was shut down")
     cfg, hidden, keep = kernel._config_for(grid)
     params = kernel.user_params
     n = len(params)
@@ -53,8 +64,6 @@ def bound_launcher(kernel, grid, queue=None):
     block = struct.Struct("<" + _HEADER + args_format.lstrip("<"))
     # The header's values, bound once: the handles as addresses (the C side
     # checks each is live), the configuration kept alive by this launcher.
-    if queue is not None and not getattr(queue._h, "value", None):
-        raise Error(1, "lrrt.triton: bind", "the queue was destroyed")  # 0 in the block means the default queue
     header = (getattr(kernel.kernel._h, "value", None) or 0, ctypes.addressof(cfg) if cfg is not None else 0,
               queue._h.value if queue is not None else 0, kernel._struct.size)
     ns = {"pack": block.pack, "call": _LAUNCH_BLOCK, "cfg": cfg, "keep": keep, "queue": queue}

@@ -10,10 +10,12 @@ Triton tensor_map is (src/bundle/manifest_triton.cpp); the arguments are
 placed at the kernel's declared offsets (a CUtensorMap's alignment is of the
 constant bank's address, which only the code object's offsets account for).
 """
+import operator
 import struct
 
 from ._args import check_pointee, parse_type, whole
-from ._foreign import address_of
+from ._buffer import Buffer, _Runtime
+from ._foreign import address_of, foreign_extent
 from ._lib import ArgumentError, Error
 
 _SWIZZLES = ("none", "32B", "64B", "128B")
@@ -32,24 +34,76 @@ class TensorDescriptor:
     object (the same attributes)."""
 
     def __init__(self, base, shape, strides=None, block_shape=(), padding="zero"):
-        shape = [int(s) for s in shape]
+        where = "lrrt.triton.TensorDescriptor"
+        shape = _ints(shape, "shape", where, TypeError)
         if strides is None:
             strides = [1] * len(shape)
             for i in range(len(shape) - 2, -1, -1):
                 strides[i] = strides[i + 1] * shape[i + 1]
-        self.base, self.shape, self.strides = base, shape, [int(s) for s in strides]
-        self.block_shape, self.padding = [int(b) for b in block_shape], padding
+        self.base, self.shape, self.strides = base, shape, _ints(strides, "strides", where, TypeError)
+        self.block_shape, self.padding = _ints(block_shape, "block_shape", where, TypeError), padding
 
     def __repr__(self):
         return (f"lrrt.triton.TensorDescriptor(shape={self.shape}, strides={self.strides}, "
                 f"block_shape={self.block_shape}, padding={self.padding!r})")
 
 
-def _ints(value, what, where):
+def _ints(value, what, where, error=None):
+    """value as a list of ints: whole numbers only (operator.index, as a
+    tensor's shape holds them), never a float cut to an int (64.7 is not a
+    stride of 64), a string read as a number or a bool. error: the exception
+    class (default: ArgumentError naming where)."""
+    def refuse(message):
+        if error is None:
+            return ArgumentError(1, where, message)
+        return error(f"{where}: {message}")
+    if isinstance(value, (str, bytes)):
+        raise refuse(f"{what} must be a sequence of integers, not {value!r}")
     try:
-        return [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise ArgumentError(1, where, f"{what} must be a sequence of integers, not {value!r}") from None
+        items = list(value)
+    except TypeError:
+        raise refuse(f"{what} must be a sequence of integers, not {value!r}") from None
+    out = []
+    for k, v in enumerate(items):
+        if isinstance(v, bool):
+            raise refuse(f"{what}[{k}] is {v!r}: give a whole number, not a bool")
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise refuse(f"{what}[{k}] is {v!r}: give a whole number, not {type(v).__name__}") from None
+    return out
+
+
+def _allocation_end(base, address):
+    """The end address of the allocation holding the descriptor's base at
+    address, when lrrt knows it: an lrrt buffer, a foreign tensor or array
+    (its whole storage), or a raw address inside a live lrrt buffer. None
+    otherwise (memory lrrt knows nothing of)."""
+    if isinstance(base, Buffer):
+        return base.ptr + base.nbytes
+    extent = foreign_extent(base)
+    if extent is not None:
+        return extent[0] + extent[1]
+    if isinstance(base, int):
+        for start, nbytes in list(_Runtime.allocations.items()):
+            if start <= address < start + max(nbytes, 1):
+                return start + nbytes
+    return None
+
+
+def check_view_inside(p, base, address, shape, strides, where):
+    """Refuses a view whose last element lies past the end of its base's
+    allocation (the manifest path refuses the same, src/bundle/
+    manifest_tensor_map.cpp): a TMA copy through it would read or write
+    memory the tensor does not own."""
+    end = _allocation_end(base, address)
+    if end is None:
+        return
+    esize = p["tensordesc"].get("elem_size") or 1
+    reach = (sum((n - 1) * st for n, st in zip(shape, strides)) + 1) * esize
+    if address + reach > end:
+        raise ArgumentError(1, where, f"the descriptor's view (shape {shape}, strides {strides}) reaches byte {reach} "
+                            f"from its base, whose allocation has {max(end - address, 0)} bytes from there")
 
 
 def descriptor_parts(p, d, where):
@@ -100,8 +154,11 @@ def encode(device, p, d, where):
     td = p["tensordesc"]
     try:
         address = address_of(base)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise ArgumentError(1, where, f"the descriptor's base: {e}") from None
+    except Error as e:  # a freed buffer
+        raise Error(e.status, where, f"the descriptor's base: {e.operation}: {e.message}") from None
+    check_view_inside(p, base, address, shape, strides, where)
     try:
         m = device._tensor_map(td["elem_type"], address, shape, td["box"], strides, swizzle=_SWIZZLES[td["swizzle"]],
                                l2_promotion="128B", oob_fill=padding, where=where)

@@ -3,6 +3,7 @@
 `triton.compile` return), launched like Triton's launcher, `k[grid](*args)`,
 eagerly or recorded into an lrrt graph. lrrt appends the hidden scratch
 pointers; the signature comes from liblrrt (lr_triton_describe)."""
+import collections.abc
 import json
 import math
 import re
@@ -10,7 +11,7 @@ import struct
 from pathlib import Path
 
 from . import Graph, Module, address_of, launch_config, READ, WRITE, READ_WRITE
-from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, whole
+from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, unordered_dims, whole
 from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
 from ._launcher import bound_launcher
 from . import _tensordesc
@@ -65,17 +66,35 @@ def describe(entry):
     """The entry's description (lr_triton_describe) from a path, or from a
     compiled kernel object's metadata and IR."""
     if isinstance(entry, (str, Path)):
+        if "\0" in str(entry):  # C would read the path only up to it: another file
+            raise ValueError(f"lrrt.triton.describe: the entry's path {str(entry)!r} holds a NUL character")
         _check_file_depth(Path(entry))
         return json.loads(text_call(lib.lr_triton_describe, "lr_triton_describe", str(entry).encode()))
     if not hasattr(entry, "metadata") or not hasattr(entry, "asm"):
         raise TypeError(f"lrrt.triton.describe: give an entry's path or a compiled kernel, not {type(entry).__name__}")
     md = entry.metadata
-    md = md._asdict() if hasattr(md, "_asdict") else dict(md)
+    if hasattr(md, "_asdict"):
+        md = md._asdict()
+    elif isinstance(md, collections.abc.Mapping):
+        md = dict(md)
+    else:
+        raise TypeError(f"lrrt.triton.describe: the compiled kernel's metadata is a {type(md).__name__}, not a mapping "
+                        f"or a named tuple")
     _check_depth(md, "the compiled kernel's metadata")
     if "target" in md and not isinstance(md["target"], dict):
         t = md["target"]
+        missing = [f for f in ("backend", "arch", "warp_size") if not hasattr(t, f)]
+        if missing:
+            raise TypeError(f"lrrt.triton.describe: the compiled kernel's metadata field \"target\" is a "
+                            f"{type(t).__name__} without {', '.join(missing)} (a dict or Triton's GPUTarget)")
         md["target"] = {"backend": t.backend, "arch": t.arch, "warp_size": t.warp_size}
-    ir = entry.asm.get("ttir") or entry.asm.get("source")
+    asm = entry.asm
+    if not isinstance(asm, collections.abc.Mapping):
+        raise TypeError(f"lrrt.triton.describe: the compiled kernel's asm is a {type(asm).__name__}, not a mapping")
+    ir = asm.get("ttir") or asm.get("source")
+    if not isinstance(ir, str):
+        raise TypeError(f"lrrt.triton.describe: the compiled kernel's asm has no Triton IR (\"ttir\" or \"source\" "
+                        f"text): {'nothing' if ir is None else 'a ' + type(ir).__name__}")
     return json.loads(text_call(lib.lr_triton_describe_texts, "lr_triton_describe_texts",
                                 json.dumps(md, default=str).encode(), ir.encode()))
 
@@ -125,7 +144,12 @@ class TritonKernel:
         if isinstance(entry, (str, Path)):
             image = Path(self.desc["binary"]).read_bytes()
         else:
-            image = entry.asm["cubin" if self.desc["backend"] == "cuda" else "hsaco"]
+            kind = "cubin" if self.desc["backend"] == "cuda" else "hsaco"
+            image = entry.asm.get(kind)
+            if not isinstance(image, (bytes, bytearray, memoryview)):
+                raise TypeError(f"lrrt.triton.load: the compiled kernel {self.desc['name']}'s asm has no \"{kind}\" "
+                                f"bytes (its {self.desc['backend']} code object): "
+                                f"{'nothing' if image is None else 'a ' + type(image).__name__}")
         self.module = Module(device, image)
         self.kernel = self.module.kernel(self.desc["name"])
         self._scratch = {}
@@ -212,6 +236,8 @@ class TritonKernel:
         cut or wrapped); 0 programs launch nothing, as with Triton."""
         key = grid
         try:
+            if unordered_dims(grid):
+                raise TypeError
             raw = (grid,) if isinstance(grid, int) else tuple(grid)
         except TypeError:
             raise TypeError(f"lrrt.triton: give the grid as an int or a tuple, not {type(grid).__name__}") from None

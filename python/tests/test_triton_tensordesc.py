@@ -193,3 +193,57 @@ def test_declared_layout_mismatch_is_refused(layout):
     shifted[0]["size"] = 64
     with pytest.raises(lrrt.Error, match="parameter a_desc is 128 bytes"):
         _tensordesc.declared_struct(params, 0, shifted, "tma_add_kernel")
+
+
+def test_descriptor_numbers_are_whole_never_cut(dev, layout, encoded):
+    """A float shape, stride or block size was cut to an int (a stride of
+    64.7 encoded as 64), a numeric string read as its number: both refused,
+    naming the field, whether the descriptor is lrrt's or duck-typed."""
+    k = kernel(dev, layout)
+    a = view(dev, 64, 64)
+    out = dev.buffer(64 * 64 * 4, np.float32)
+    good = lrrt.triton.TensorDescriptor(a, [64, 64], None, [32, 64])
+    for field, value in (("shape", [64.9, 64]), ("strides", [64, 1.0]), ("block_shape", [32, 64.0]),
+                         ("shape", ["64", 64]), ("strides", [True, 1]), ("shape", "64")):
+        parts = {"base": a, "shape": [64, 64], "strides": [64, 1], "block_shape": [32, 64], field: value}
+        with pytest.raises(TypeError, match=field):
+            lrrt.triton.TensorDescriptor(**parts)
+        with pytest.raises(lrrt.Error) as e:
+            k.pack((1,), (good, types.SimpleNamespace(**parts), out, 64, 64))
+        assert "parameter b_desc" in str(e.value) and field in str(e.value), str(e.value)
+    # numpy integers are whole numbers (operator.index): accepted.
+    encoded.clear()
+    k.pack((1,), (good, lrrt.triton.TensorDescriptor(a, np.array([64, 64]), None, (np.int64(32), 64)), out, 64, 64))
+    assert len(encoded) == 2 and encoded[1]["dims"] == [64, 64]
+
+
+def test_descriptor_view_past_its_allocation_is_refused(dev, layout, encoded):
+    """A view whose last element lies past its base's allocation (an lrrt
+    buffer, or a raw address inside one) was encoded: a TMA copy through it
+    reads or writes memory the tensor does not own. The manifest path
+    refused it already (buffer "..." is too small)."""
+    k = kernel(dev, layout)
+    rows, cols = 48, 64
+    a = view(dev, rows, cols)
+    out = dev.buffer(rows * cols * 4, np.float32)
+    good = lrrt.triton.TensorDescriptor(a, [rows, cols], None, [32, 64])
+
+    def refused(desc, match="reaches byte"):
+        with pytest.raises(lrrt.Error) as e:
+            k.pack((1,), (good, desc, out, rows, cols))
+        assert "parameter b_desc" in str(e.value) and match in str(e.value), str(e.value)
+
+    refused(lrrt.triton.TensorDescriptor(a, [rows + 1, cols], None, [32, 64]))          # one row too many
+    refused(lrrt.triton.TensorDescriptor(a, [rows, cols], [cols + 4, 1], [32, 64]))    # a pitch past the end
+    refused(lrrt.triton.TensorDescriptor(a.ptr + 16, [rows, cols], None, [32, 64]))    # inside a, 16 bytes short
+    refused(lrrt.triton.TensorDescriptor(2**64, [rows, cols], None, [32, 64]), "does not fit")
+    freed = view(dev, rows, cols)
+    freed.free()
+    refused(lrrt.triton.TensorDescriptor(freed, [rows, cols], None, [32, 64]), "the buffer was freed")
+    # Exactly the allocation, or a strided view ending inside it: encoded.
+    for desc in (lrrt.triton.TensorDescriptor(a, [rows, cols], None, [32, 64]),
+                 lrrt.triton.TensorDescriptor(a, [rows // 2, cols - 4], [2 * cols, 1], [32, 64]),
+                 lrrt.triton.TensorDescriptor(a.ptr + cols * 4, [rows - 1, cols], None, [32, 64])):
+        encoded.clear()
+        k.pack((1,), (good, desc, out, rows, cols))
+        assert len(encoded) == 2

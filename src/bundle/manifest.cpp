@@ -60,6 +60,7 @@ Manifest parse_manifest(const json& doc, const fs::path& base_dir) {
     if (json entry = triton_entry_for(m.code_object, m.base_dir, "/code_object"); !entry.is_null()) {
       parse_triton_kernel(m, o, entry);
     } else {
+    if (auto* a = o.opt("args"); a && a->is_object()) throw ManifestError("/args", not_a_triton_entry(m.code_object, m.base_dir));
     m.kernel = get_string(o.req("kernel", "the kernel's symbol name"), "/kernel");
     if (m.name.empty()) m.name = m.kernel;
     if (auto* b = o.opt("buffers")) parse_buffers(m, *b, "/buffers");

@@ -124,6 +124,10 @@ void check_patch_verifiable(const Manifest& m);
 // `ptr` is where code_object is written.
 json triton_entry_for(const std::map<std::string, std::string>& code_object, const fs::path& base_dir,
                       const std::string& ptr);
+// For arguments written by parameter name ({"x_ptr": ...}), which only a
+// Triton cache entry takes, when code_object is not one: why not, naming the
+// path (a folder that does not exist is the usual case: a typo in the path).
+std::string not_a_triton_entry(const std::map<std::string, std::string>& code_object, const fs::path& base_dir);
 // A single-launch manifest on a Triton entry: kernel, code_object, buffers,
 // args and launch from the entry and `o`.
 void parse_triton_kernel(Manifest& m, const Obj& o, const json& entry);

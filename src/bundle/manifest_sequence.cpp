@@ -161,6 +161,9 @@ class SequenceParser {
         parse_triton_call(m_, k->triton, c, s.args, s.launch, &args);
       } else {
         args = o.req("args", "the kernel's arguments in order; [] for none");
+        if (args.is_object())
+          throw ManifestError(o.ptr("args"), fmt::format("step \"{}\": {} (kernel \"{}\")", s.name,
+                                                         not_a_triton_entry(k->code_object, m_.base_dir), k->alias));
         parse_args(m_, args, o.ptr("args"), s.args, &s.name);
         parse_launch(m_, o.req("launch"), o.ptr("launch"), s.launch);
       }

@@ -47,6 +47,17 @@ json triton_entry_for(const std::map<std::string, std::string>& code_object, con
   }
 }
 
+std::string not_a_triton_entry(const std::map<std::string, std::string>& code_object, const fs::path& base_dir) {
+  const std::string named = "arguments by parameter name are for a Triton cache entry (its folder or <name>.json)";
+  if (code_object.size() != 1 || !code_object.count("*"))
+    return named + ", and code_object names a file per backend";
+  fs::path p = code_object.at("*");
+  if (p.is_relative()) p = base_dir / p;
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return fmt::format("{}: code_object {} does not exist", named, p.string());
+  return fmt::format("{}: code_object {} is not one", named, p.string());
+}
+
 namespace {
 
 // A descriptor parameter's argument: {"tensor_map": {"buffer", "dims",

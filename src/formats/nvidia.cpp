@@ -318,9 +318,36 @@ uint64_t parse_count(std::string_view digits) {
   return n;
 }
 
+// Text from the file for a message: printable ASCII as is, any other byte
+// as \xNN, cut to max_bytes.
+std::string printable(std::string_view s, size_t max_bytes) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_bytes; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) out += char(c);
+    else out += fmt::format("\\x{:02x}", c);
+  }
+  if (s.size() > max_bytes) out += "...";
+  return out;
+}
+
+// A PTX number written whole: digits only, at most UINT32_MAX (`what` and
+// `decl` name it in the error). parse_count stops at the first non-digit,
+// which would read ".align 8x" as 8 and ".align .b8" as 0.
+uint64_t parse_ptx_number(std::string_view digits, const char* what, std::string_view decl) {
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw FormatError(fmt::format("invalid PTX: parameter declaration \"{}\": {} \"{}\" is not a number", printable(decl, 120), what,
+                                  printable(digits, 40)));
+  return parse_count(digits);
+}
+
 // One ".param ..." declaration: ".param .u64 .ptr.global.align 1 name",
 // ".param .u64 .ptr .global .align 1 name" or
-// ".param .align 8 .b8 name[16]".
+// ".param .align 8 .b8 name[16]" (or name[2][8]: 16 elements). A
+// declaration lrrt would have to guess at (no type, no name, two names, an
+// .align without a power-of-two number, a malformed or zero array size) is
+// a FormatError: a misread size or alignment would move every later
+// parameter.
 ImageParam parse_ptx_param(std::string_view decl) {
   ImageParam p;
   std::vector<std::string_view> words;
@@ -332,38 +359,66 @@ ImageParam parse_ptx_param(std::string_view decl) {
     if (j > i) words.push_back(decl.substr(i, j - i));
     i = j;
   }
+  auto bad = [&](const std::string& why) {
+    return FormatError(fmt::format("invalid PTX: parameter declaration \"{}\": {}", printable(decl, 120), why));
+  };
+  auto alignment = [&](size_t w) {
+    if (w + 1 >= words.size()) throw bad(".align without a number");
+    const uint64_t a = parse_ptx_number(words[w + 1], ".align", decl);
+    if (a == 0 || (a & (a - 1)) != 0) throw bad(fmt::format(".align {} is not a power of two", a));
+    return static_cast<uint32_t>(a);
+  };
   uint32_t elem = 0;
   for (size_t w = 0; w < words.size(); ++w) {
     std::string_view word = words[w];
     if (word == ".param") continue;
-    if (word == ".align" && w + 1 < words.size()) {
+    if (word == ".align") {
       // After .ptr, .align is the pointee's alignment (".ptr .global .align
       // 1", as Triton writes), not the parameter's.
+      const uint32_t a = alignment(w);
       if (!p.pointer) {
-        p.align = static_cast<uint32_t>(parse_count(words[w + 1]));
+        p.align = a;
         p.align_written = true;
       }
       ++w;
     } else if (word.starts_with(".ptr")) {
       p.pointer = true;
-      if (word.find(".align") != std::string_view::npos && w + 1 < words.size()) ++w;
+      if (word.find(".align") != std::string_view::npos) {
+        (void)alignment(w);
+        ++w;
+      }
     } else if (word.starts_with(".") && ptx_type_size(word.substr(1)) && elem == 0) {
       elem = ptx_type_size(word.substr(1));
       p.type = std::string(word);
     } else if (!word.starts_with(".")) {
+      if (!p.name.empty()) throw bad(fmt::format("two names, \"{}\" and \"{}\"", printable(p.name, 40), printable(word, 40)));
       p.name = std::string(word);
     }
   }
+  if (!elem) throw bad("no type (.u32, .b8, ...)");
+  if (p.name.empty() || p.name[0] == '[') throw bad("no name");
   p.size = elem;
   if (auto open = p.name.find('['); open != std::string::npos) {
-    uint64_t count = parse_count(std::string_view(p.name).substr(open + 1));
-    if (uint64_t(elem) * count > UINT32_MAX)
-      throw FormatError(fmt::format("invalid PTX: parameter {} has {} elements", p.name, count));
+    // [N] or [N][M]...: the product of the sizes, each 1 or more.
+    uint64_t count = 1;
+    std::string_view rest = std::string_view(p.name).substr(open);
+    while (!rest.empty()) {
+      const size_t close = rest.find(']');
+      if (rest[0] != '[' || close == std::string_view::npos) throw bad("an array size is not written [N]");
+      const uint64_t n = parse_ptx_number(rest.substr(1, close - 1), "the array size", decl);
+      if (n == 0) throw bad("an array of 0 elements");
+      count *= n;
+      if (uint64_t(elem) * count > UINT32_MAX)
+        throw FormatError(fmt::format("invalid PTX: parameter {} has {} elements", p.name, count));
+      rest.remove_prefix(close + 1);
+    }
     p.type += fmt::format("[{}]", count);
     p.size = static_cast<uint32_t>(elem * count);
     p.name.resize(open);
+  } else if (p.name.find(']') != std::string::npos) {
+    throw bad("an array size is not written [N]");
   }
-  if (p.align == 0) p.align = elem ? elem : 1;
+  if (p.align == 0) p.align = elem;
   return p;
 }
 

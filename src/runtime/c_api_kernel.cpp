@@ -1,6 +1,7 @@
 // The C ABI's modules (lr_module_*), Triton entries (lr_triton_describe*),
 // kernels (lr_kernel_*: properties, arguments and their access, flags, Triton
 // IR) and launches (lr_launch*). Shared helpers: c_api_support.hpp.
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -238,18 +239,23 @@ lr_status_t lr_launch(lr_kernel_t* kernel, const lr_launch_config_t* config, con
 lr_status_t lr_launch_block(const lr_launch_block_t* block) {
   return guard("lr_launch_block", [&] {
     require(block, "block");
+    // The header is copied out, not read in place: lrrt.h asks no alignment
+    // of the block (a caller may pack it into any byte buffer), and a load of
+    // its 8-byte fields from an address that is not 8-byte aligned is
+    // undefined behaviour.
+    lr_launch_block_t h;
+    std::memcpy(&h, block, sizeof h);
     Runtime& r = rt();
     const void* args = reinterpret_cast<const std::byte*>(block) + sizeof(lr_launch_block_t);
-    const size_t size = block->args_size;
-    if (block->queue) {
-      r.check_queue(block->queue);
-      launch(r, *block->queue->queue, block->queue->submissions, block->queue->device, block->kernel, block->config,
-             args, size, nullptr, 0);
+    const size_t size = h.args_size;
+    if (h.queue) {
+      r.check_queue(h.queue);
+      launch(r, *h.queue->queue, h.queue->submissions, h.queue->device, h.kernel, h.config, args, size, nullptr, 0);
       return;
     }
-    r.check_kernel(block->kernel);
-    DeviceState* d = block->kernel->module->device;
-    launch(r, *d->default_queue, d->default_queue_submissions, d, block->kernel, block->config, args, size, nullptr, 0);
+    r.check_kernel(h.kernel);
+    DeviceState* d = h.kernel->module->device;
+    launch(r, *d->default_queue, d->default_queue_submissions, d, h.kernel, h.config, args, size, nullptr, 0);
   });
 }
 

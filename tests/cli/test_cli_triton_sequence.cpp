@@ -139,6 +139,36 @@ TEST_CASE("triton sequence: an entry with another backend's binary names the ker
   CHECK(r.err.find("no code object for backend \"host\" (the manifest has: cuda)") != std::string::npos);
 }
 
+TEST_CASE("triton sequence: a Triton entry folder that does not exist is exit 2 naming the path, not the argument form") {
+  // Arguments by parameter name with a code_object that is no Triton entry
+  // (a typo in the folder's path) were refused as "expected an array of
+  // arguments, got an object", which names neither the entry nor its path.
+  TempDir dir;
+  const fs::path missing = dir / "no_such_entry" / "add_kernel";
+  Result r = run_seq(dir, add_chain(missing.string()), {"plan"});
+  CHECK(r.rc == 2);
+  INFO(r.err);
+  CHECK(r.err.find("/sequence/0/args: step \"first\": arguments by parameter name are for a Triton cache entry") !=
+        std::string::npos);
+  CHECK(r.err.find("code_object " + missing.string() + " does not exist") != std::string::npos);
+  CHECK(r.err.find("(kernel \"add\")") != std::string::npos);
+  // A file that exists but is no entry (a host library) says so.
+  const fs::path lib = kKernels / "saxpy.host.so";
+  r = run_seq(dir, add_chain(lib.string()), {"plan"});
+  CHECK(r.rc == 2);
+  INFO(r.err);
+  CHECK(r.err.find("code_object " + lib.string() + " is not one") != std::string::npos);
+  // The single-kernel form: /args, before the kernel name it would ask for.
+  json single = {{"lrrt_manifest", 1}, {"code_object", missing.string()}, {"args", {{"x_ptr", {{"buffer", "x"}}}}},
+                 {"launch", {{"grid", {4}}}}};
+  write_text(dir / "single.json", single.dump());
+  r = run_lrrt(dir, {"plan", (dir / "single.json").string()});
+  CHECK(r.rc == 2);
+  INFO(r.err);
+  CHECK(r.err.find("/args: arguments by parameter name are for a Triton cache entry") != std::string::npos);
+  CHECK(r.err.find("code_object " + missing.string() + " does not exist") != std::string::npos);
+}
+
 TEST_CASE("triton sequence: the committed GPU manifest parses whole on a machine without its backend") {
   // tests/triton/sequence/manifest.json (ctest -L gpu runs it on cuda): the
   // host plans nothing of an sm_90 entry, but only after the whole manifest

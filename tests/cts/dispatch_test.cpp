@@ -157,6 +157,73 @@ TEST_CASE("lr_launch_block: the header and the arguments in one block, on the de
   CTS_FAILS(lr_launch_block(&bare), LR_ERROR_INVALID_ARGUMENT, "28");
 }
 
+TEST_CASE("lr_launch_block: a block at any byte alignment is read, and garbage, swapped or stale handles are refused, never followed") {
+  Session s;
+  CTS_RANDOM(rng);
+  auto module = s.load("saxpy");
+  auto kernel = module.kernel("saxpy");
+  lrrt::Queue queue(s.device());
+  const uint32_t n = 500 + uint32_t(rng.uniform(0, 1000));
+  auto x = rng.floats(n), y = rng.floats(n);
+  const float a = rng.uniform(-3, 3);
+  auto dx = upload(s.device(), x), dy = upload(s.device(), y);
+  Args args;
+  args.add(a).add(dx.data()).add(dy.data()).add(n);
+  const auto cfg = config_1d(n, 64);
+  // The block as a caller packs it into a byte buffer: at offsets 1 to 7 its
+  // 8-byte fields are misaligned (UBSan's alignment check reads the header
+  // in place as undefined). Each offset launches y = a * x + y once more.
+  std::vector<std::byte> storage(8 + sizeof(lr_launch_block_t) + args.size());
+  auto block_at = [&](size_t offset, const lr_launch_block_t& header) {
+    std::byte* at = storage.data() + offset;
+    std::memcpy(at, &header, sizeof header);
+    std::memcpy(at + sizeof header, args.data(), args.size());
+    return reinterpret_cast<const lr_launch_block_t*>(at);
+  };
+  std::vector<float> expect = y;
+  for (size_t offset = 0; offset < 8; ++offset) {
+    CAPTURE(offset);
+    lr_queue_t* q = offset % 2 ? queue.get() : nullptr;
+    REQUIRE(lr_launch_block(block_at(offset, {kernel.get(), &cfg, q, args.size()})) == LR_SUCCESS);
+    if (q) REQUIRE(lr_queue_synchronize(q) == LR_SUCCESS);
+    REQUIRE(lr_synchronize(s.get()) == LR_SUCCESS);
+    for (uint32_t i = 0; i < n; ++i) expect[i] = a * x[i] + expect[i];
+    auto out = download<float>(dy, n);
+    size_t wrong = 0;
+    for (uint32_t i = 0; i < n; ++i) wrong += std::fabs(out[i] - expect[i]) > 1e-4f * (1 + std::fabs(expect[i]));
+    CHECK_MESSAGE(wrong == 0, wrong, " of ", n, " wrong");
+    expect = out;  // the next launch adds to what this one wrote
+  }
+  // Handles are looked up, never dereferenced first: an address that is no
+  // handle (unmapped, odd, another kind of handle) or one destroyed is
+  // INVALID_ARGUMENT naming the kind, at any alignment of the block.
+  auto* unmapped = reinterpret_cast<void*>(uintptr_t(0xdead0000beef0ull));
+  lr_queue_t* destroyed_queue = nullptr;
+  REQUIRE(lr_queue_create(s.get(), &destroyed_queue) == LR_SUCCESS);
+  REQUIRE(lr_queue_destroy(destroyed_queue) == LR_SUCCESS);
+  for (size_t offset : {size_t(0), size_t(3)}) {
+    CAPTURE(offset);
+    CTS_FAILS(lr_launch_block(block_at(offset, {static_cast<lr_kernel_t*>(unmapped), &cfg, nullptr, args.size()})),
+              LR_ERROR_INVALID_ARGUMENT, "kernel handle");
+    CTS_FAILS(lr_launch_block(block_at(offset, {reinterpret_cast<lr_kernel_t*>(queue.get()), &cfg, nullptr, args.size()})),
+              LR_ERROR_INVALID_ARGUMENT, "kernel handle");
+    CTS_FAILS(lr_launch_block(block_at(offset, {kernel.get(), &cfg, static_cast<lr_queue_t*>(unmapped), args.size()})),
+              LR_ERROR_INVALID_ARGUMENT, "queue handle");
+    CTS_FAILS(lr_launch_block(block_at(offset, {kernel.get(), &cfg, reinterpret_cast<lr_queue_t*>(kernel.get()), args.size()})),
+              LR_ERROR_INVALID_ARGUMENT, "queue handle");
+    CTS_FAILS(lr_launch_block(block_at(offset, {kernel.get(), &cfg, destroyed_queue, args.size()})), LR_ERROR_INVALID_ARGUMENT,
+              "destroyed queue handle");
+    // args_size past what the kernel takes (the block holds only 28 bytes):
+    // refused before a byte past the header is read.
+    for (uint64_t huge : {uint64_t(1) << 40, ~uint64_t(0)})
+      CTS_FAILS(lr_launch_block(block_at(offset, {kernel.get(), &cfg, nullptr, huge})), LR_ERROR_INVALID_ARGUMENT, "28");
+  }
+  // Nothing above ran: y is what the last good launch left.
+  REQUIRE(lr_synchronize(s.get()) == LR_SUCCESS);
+  auto out = download<float>(dy, n);
+  CHECK(out == expect);
+}
+
 }  // TEST_SUITE
 
 }  // namespace lrrt::cts

@@ -224,6 +224,66 @@ TEST_CASE("formats nvidia: PTX parameters, .ptr marks and target check") {
   CHECK_THROWS_AS(parse_ptx(huge), FormatError);
 }
 
+TEST_CASE("formats nvidia: hostile PTX parameter declarations are FormatErrors naming the declaration, never misread sizes") {
+  auto ptx_with = [](const std::string& params) {
+    return ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(" + params + ")\n{ ret; }\n";
+  };
+  // Each was read before as a parameter of a wrong size or alignment (the
+  // comment), which moves every later parameter's offset.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {".param .align .b8 p[16], .param .u32 n", ".align \".b8\" is not a number"},  // size 0: .b8 taken as the number
+      {".param .align 8x .b8 p[16]", ".align \"8x\" is not a number"},              // read as 8
+      {".param .align -8 .b8 p[16]", ".align \"-8\" is not a number"},              // read as 0: the default
+      {".param .align 0 .b8 p[16]", ".align 0 is not a power of two"},
+      {".param .align 3 .b8 p[16], .param .u32 n", ".align 3 is not a power of two"},  // n at 16, at 3-byte steps
+      {".param .b8 p[16] .align", ".align without a number"},
+      {".param .u64 .ptr .global .align x p", ".align \"x\" is not a number"},
+      {".param .align 8 .b8 p[]", "the array size \"\" is not a number"},            // size 0
+      {".param .align 8 .b8 p[abc]", "the array size \"abc\" is not a number"},      // size 0
+      {".param .align 8 .b8 p[0]", "an array of 0 elements"},
+      {".param .align 8 .b8 p[16", "an array size is not written [N]"},             // read as 16
+      {".param .align 8 .b8 p[16]x", "an array size is not written [N]"},
+      {".param .align 8 .b8 p]16[", "an array size is not written [N]"},            // name "p]16", size 0
+      {".param .align 8 .b8 [16]", "no name"},
+      {".param p", "no type"},                                                       // size 0
+      {".param", "no type"},
+      {".param .u32 a b", "two names, \"a\" and \"b\""},
+      {".param .align 8 .b8 p[2][2147483648]", "has 4294967296 elements"},
+  };
+  for (const auto& [params, expect] : bad) {
+    CAPTURE(params);
+    try {
+      parse_ptx(ptx_with(params));
+      FAIL("accepted");
+    } catch (const FormatError& e) {
+      const std::string m = e.what();
+      CHECK_MESSAGE(m.find(expect) != std::string::npos, m);
+      CHECK_MESSAGE(m.find("invalid PTX") != std::string::npos, m);
+    }
+  }
+  // A control character in a declaration is escaped in the message.
+  try {
+    parse_ptx(ptx_with(std::string(".param .align 8\x01 .b8 p[4]")));
+    FAIL("accepted");
+  } catch (const FormatError& e) {
+    CHECK(std::string(e.what()).find("\\x01") != std::string::npos);
+  }
+  // What PTX writes is still read: a pointee's .align after .ptr, a
+  // power-of-two alignment, an array of arrays as the product of its sizes.
+  const auto info = parse_ptx(ptx_with(".param .u64 .ptr .global .align 16 p, .param .u32 n, .param .align 16 .b8 s[2][3]"));
+  REQUIRE(info.kernels.size() == 1);
+  const auto& ps = info.kernels[0].params;
+  REQUIRE(ps.size() == 3);
+  CHECK(ps[0].pointer);
+  CHECK(ps[0].size == 8);
+  CHECK(ps[1].offset == 8);
+  CHECK(ps[2].offset == 16);
+  CHECK(ps[2].size == 6);
+  CHECK(ps[2].type == ".b8[6]");
+  CHECK(ptx_param_type_name(ps[2]) == ".align 16 .b8[6]");
+  CHECK_THROWS_AS(parse_ptx(ptx_with(".param .align 4294967296 .b8 t[1]")), FormatError);
+}
+
 TEST_CASE("formats nvidia: fatbin entries, and fatbins that lie") {
   auto ptx = bytes_of(kPtx);
   auto cubin = cubin_with_params().bytes;
