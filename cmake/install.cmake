@@ -2,7 +2,7 @@
 #   P/bin/lrrt                          the tool (self-contained: static runtime and libstdc++)
 #   P/lib/liblrrt.so.0.1.0 (+ links)    the runtime, C ABI only (SONAME liblrrt.so.0.1)
 #   P/lib/liblrrt_bundle.a              manifests, kernel arguments, launch configuration
-#   P/include/lrrt/                     lrrt.h, lrrt.hpp, host_kernel_abi.h, bundle.hpp, bundle/
+#   P/include/lrrt/                     lrrt.h (+ c/), lrrt.hpp (+ cpp/), host_kernel_abi.h, bundle.hpp, bundle/
 #   P/lib/cmake/lrrt/                   find_package(lrrt): lrrt::lrrt, lrrt::bundle
 #   P/lib/pkgconfig/lrrt.pc, lrrt-bundle.pc
 #   P/share/lrrt/kernels/               the sample kernels this build made (host, AMD, NVIDIA)
@@ -38,9 +38,10 @@ install(TARGETS lrrt EXPORT lrrtTargets
 install(TARGETS lrrt_bundle EXPORT lrrtBundleTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# Public headers. Not installed: native_baseline.hpp (bench-only, not in
-# liblrrt.so) and the formats headers (lrrt_formats is inside liblrrt.so
-# behind the C ABI, not a library of its own).
+# Public headers, the parts of lrrt.h and lrrt.hpp (c/, cpp/) with them. Not
+# installed: native_baseline.hpp (bench-only, not in liblrrt.so) and the
+# formats headers (lrrt_formats is inside liblrrt.so behind the C ABI, not a
+# library of its own).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/lrrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   PATTERN native_baseline.hpp EXCLUDE
   PATTERN formats.hpp EXCLUDE

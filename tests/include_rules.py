@@ -20,8 +20,10 @@ import tempfile
 
 # Layers, by where a file lives (the first matching prefix wins).
 LAYERS = [
-    ("include/lrrt/lrrt.h", "abi"),
-    ("include/lrrt/lrrt.hpp", "abi"),
+    ("include/lrrt/lrrt.h", "c_abi"),
+    ("include/lrrt/c/", "c_abi"),        # lrrt.h's parts, one header per concept
+    ("include/lrrt/lrrt.hpp", "cpp_wrapper"),
+    ("include/lrrt/cpp/", "cpp_wrapper"),  # lrrt.hpp's parts, one header per concept
     ("include/lrrt/host_kernel_abi.h", "host_kernel_abi"),
     ("include/lrrt/native_baseline.hpp", "native_baseline"),
     ("include/lrrt/formats.hpp", "formats_api"),
@@ -40,21 +42,23 @@ LAYERS = [
 
 # What a file of each layer may include (its own layer always).
 ALLOWED = {
-    "abi": {"abi"},
+    # The C ABI stands alone; the C++ wrapper sees only the C ABI.
+    "c_abi": set(),
+    "cpp_wrapper": {"c_abi"},
     "host_kernel_abi": set(),
-    "native_baseline": {"abi"},
+    "native_baseline": {"c_abi", "cpp_wrapper"},
     "formats_api": {"host_kernel_abi"},  # host kernel libraries carry its records
-    "bundle_api": {"abi"},
+    "bundle_api": {"c_abi", "cpp_wrapper"},
     # Third-party code compiled by lrrt (fmt's compiled part): nothing of lrrt.
     "deps": set(),
     "formats": {"formats_api", "host_kernel_abi"},
-    "runtime": {"abi", "host_kernel_abi", "formats_api", "native_baseline"},
-    "bundle": {"bundle_api", "abi"},
-    "tool": {"abi", "bundle_api", "formats_api", "native_baseline"},
-    "cli": {"abi", "bundle_api", "formats_api", "tool"},
+    "runtime": {"c_abi", "cpp_wrapper", "host_kernel_abi", "formats_api", "native_baseline"},
+    "bundle": {"bundle_api", "c_abi", "cpp_wrapper"},
+    "tool": {"c_abi", "cpp_wrapper", "bundle_api", "formats_api", "native_baseline"},
+    "cli": {"c_abi", "cpp_wrapper", "bundle_api", "formats_api", "tool"},
     "kernels": {"host_kernel_abi"},
     # Built against the installed package: the installed headers only.
-    "package_consumer": {"abi", "bundle_api"},
+    "package_consumer": {"c_abi", "cpp_wrapper", "bundle_api"},
 }
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cpp", ".cu")
@@ -119,9 +123,12 @@ def check(root):
 
 
 def self_test():
-    """A small tree with one allowed include and three forbidden ones."""
+    """A small tree with allowed includes and four forbidden ones."""
     files = {
-        "include/lrrt/lrrt.h": "",
+        "include/lrrt/lrrt.h": '#include "lrrt/c/types.h"\n',
+        "include/lrrt/c/types.h": "",
+        "include/lrrt/c/graph.h": '#include "lrrt/c/types.h"\n#include "lrrt/cpp/error.hpp"\n',
+        "include/lrrt/cpp/error.hpp": '#include "lrrt/c/types.h"\n',
         "include/lrrt/bundle/manifest.hpp": '#include "lrrt/lrrt.h"\n',
         "src/runtime/runtime.hpp": "",
         "src/runtime/backend.hpp": '#include "runtime.hpp"\n',
@@ -135,12 +142,12 @@ def self_test():
             with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
                 f.write(text)
         found = check(root)
-    expected = ["src/cli/bad.cpp:1:", "src/tool/bad.cpp:1:", "src/tool/bad.cpp:2:"]
+    expected = ["include/lrrt/c/graph.h:2:", "src/cli/bad.cpp:1:", "src/tool/bad.cpp:1:", "src/tool/bad.cpp:2:"]
     got = sorted(v.split(" ", 1)[0] for v in found)
     if got != expected:
         print("include_rules self-test: expected violations at", expected, "got:", *found, sep="\n  ")
         return 1
-    print("include_rules self-test: the three forbidden includes were found, the allowed ones passed")
+    print("include_rules self-test: the four forbidden includes were found, the allowed ones passed")
     return 0
 
 

@@ -45,6 +45,17 @@ foreach(f bin/lrrt include/lrrt/lrrt.h include/lrrt/lrrt.hpp include/lrrt/bundle
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+# lrrt.h and lrrt.hpp are umbrellas over one header per concept: every part
+# is installed beside them.
+file(GLOB abi_parts RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/include/lrrt/c/*.h ${SOURCE_DIR}/include/lrrt/cpp/*.hpp)
+if(NOT abi_parts)
+  message(FATAL_ERROR "no include/lrrt/c/*.h or include/lrrt/cpp/*.hpp in ${SOURCE_DIR}")
+endif()
+foreach(f ${abi_parts})
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
 foreach(f include/lrrt/native_baseline.hpp include/lrrt/formats.hpp include/lrrt/formats)
   if(EXISTS ${prefix}/${f})
     message(FATAL_ERROR "installed but not public: ${f}")
