@@ -243,10 +243,13 @@ lr_status_t lr_launch_block(const lr_launch_block_t* block) {
     // of the block (a caller may pack it into any byte buffer), and a load of
     // its 8-byte fields from an address that is not 8-byte aligned is
     // undefined behaviour.
+    // Through a byte pointer: memcpy from the typed pointer would still let
+    // the compiler assume its alignment (UBSan reports it).
+    const auto* bytes = reinterpret_cast<const std::byte*>(block);
     lr_launch_block_t h;
-    std::memcpy(&h, block, sizeof h);
+    std::memcpy(&h, bytes, sizeof h);
     Runtime& r = rt();
-    const void* args = reinterpret_cast<const std::byte*>(block) + sizeof(lr_launch_block_t);
+    const void* args = bytes + sizeof(lr_launch_block_t);
     const size_t size = h.args_size;
     if (h.queue) {
       r.check_queue(h.queue);
