@@ -263,7 +263,9 @@ def _guarded_lr_shutdown():
     _Runtime.generation += 1
     _Runtime.allocations.clear()
     for run in list(_Runtime.launchers):  # their kernel handles are gone: every later call raises
-        run.__globals__["call"] = _after_shutdown
+        run.namespace["call"] = _after_shutdown
+        if hasattr(run, "disarm"):  # a C launcher: every call takes the checked path, which raises
+            run.disarm()
     return _raw_shutdown()
 
 

@@ -169,6 +169,7 @@ class TritonKernel:
         self.user_params = [p for p in self.params if "part_of" not in p]
         self.has_descriptors = any("tensordesc" in p or "part_of" in p for p in self.params)
         fmt, offset, convert = ["<"], 0, []
+        self._offsets = []  # each user parameter's offset in the argument bytes (the C launcher's layout)
 
         def field(code):
             nonlocal offset
@@ -178,18 +179,20 @@ class TritonKernel:
                 fmt.append(f"{pad}x")
             fmt.append(code)
             offset += pad + size
+            return offset - size
 
         for p in self.user_params:
             if "tensordesc" in p:
+                self._offsets.append(None)  # expanded per launch: no C launcher for such a kernel
                 convert.append(self._descriptor_converter(p))
             elif p["pointer"]:
-                field("Q")
+                self._offsets.append(field("Q"))
                 convert.append(_checked_pointer(p))
             else:
                 t = _TYPES.get(p["type"])
                 if t is None:
                     raise Error(4, "lrrt.triton", f"parameter {p['name']}: lrrt cannot pass a {p['type']} scalar")
-                field(_CODES[t])
+                self._offsets.append(field(_CODES[t]))
                 convert.append(_checked_scalar(p, t == "bf16"))
         for _ in self.desc["hidden"]:
             field("Q")

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lrrt
+from lrrt import _launcher
 import lrrt.triton
 
 KERNELS = Path(os.environ.get("LRRT_KERNEL_DIR", Path(__file__).resolve().parents[2] / "build" / "kernels"))
@@ -493,7 +494,7 @@ def test_bound_launcher_with_tensors_as_on_a_gpu(dev, saxpy):
         a = float(rng.integers(-3, 4))
         k[grid](a, tx, ty, n)
         expect = np.float32(a) * x + expect
-    assert k[grid].__globals__["C1"] is _TorchLikeTensor and k[grid].__globals__["D1"] is F32  # learnt
+    assert _launcher.learnt(k[grid], 1) == (_TorchLikeTensor, F32)  # learnt
     for bad in (_TorchLikeTensor(tx.buf, F64), _TorchLikeTensor(tx.buf, I32), x):
         with pytest.raises(TypeError):
             k[grid](1.0, bad, ty, n)
