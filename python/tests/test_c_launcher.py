@@ -6,6 +6,7 @@ here that keeps each block it is given, so the bytes themselves are checked."""
 import ctypes
 import gc
 import math
+import os
 import struct
 import sys
 from pathlib import Path
@@ -22,8 +23,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_misuse import F32, F64, _TorchLikeTensor, fake_triton  # noqa: E402
 
 fast, why_not = _launcher._c_launcher_module()
-pytestmark = pytest.mark.skipif(fast is None, reason=f"no C launcher: {why_not}")
+needs_c = pytest.mark.skipif(fast is None, reason=f"no C launcher: {why_not}")
 rng = np.random.default_rng()
+
+
+def test_the_c_launcher_is_used_where_built():
+    """ctest sets LRRT_TEST_EXPECT_C_LAUNCHER when the build made the module:
+    then the package must find and load it (not fall back to ctypes)."""
+    if os.environ.get("LRRT_TEST_EXPECT_C_LAUNCHER") != "1":
+        pytest.skip("the build has no C launcher")
+    assert fast is not None, why_not
+    if os.environ.get("LRRT_PYTHON_LAUNCHER", "auto") == "auto":
+        assert _launcher.launcher_choice() == "c"
 
 # (code, struct code, size): every kind the C launcher writes
 KINDS = [("b", "b", 1), ("h", "h", 2), ("i", "i", 4), ("q", "q", 8), ("B", "B", 1), ("H", "H", 2), ("I", "I", 4),
@@ -106,6 +117,7 @@ def learn_all(run, values):
         run.learn(i, v.__class__, getattr(v, "dtype", None))
 
 
+@needs_c
 def test_every_kind_is_written_as_struct_writes_it():
     run, rec, template, layout, slow_calls = make(KINDS)
     for trial in range(200):
@@ -122,6 +134,7 @@ def test_every_kind_is_written_as_struct_writes_it():
 
 @pytest.mark.parametrize("value", [0.0, -0.0, math.inf, -math.inf, math.nan, 3.4028234663852886e38, 1e-45, 1e-50,
                                    1.0000001, 65504.0, 3.3895313892515355e38])
+@needs_c
 def test_floats_at_the_edges_as_struct(value):
     kinds = [("f", "f", 4), ("bf16", "H", 2), ("d", "d", 8)]
     run, rec, template, layout, slow_calls = make(kinds)
@@ -131,6 +144,7 @@ def test_floats_at_the_edges_as_struct(value):
     assert rec.blocks[-1] == expected_block(template, kinds, layout, [value] * 3)
 
 
+@needs_c
 @pytest.mark.parametrize("code", [c for c in RANGES if c != "ptr"])
 def test_integers_that_do_not_fit_take_the_checked_path(code):
     kinds = [k for k in KINDS if k[0] == code]
@@ -144,6 +158,7 @@ def test_integers_that_do_not_fit_take_the_checked_path(code):
     assert rec.blocks == [expected_block(template, kinds, layout, [hi])]
 
 
+@needs_c
 def test_what_struct_refuses_takes_the_checked_path():
     kinds = [("f", "f", 4), ("bf16", "H", 2), ("i", "i", 4)]
     run, rec, _, _, slow_calls = make(kinds)
@@ -161,6 +176,7 @@ def test_what_struct_refuses_takes_the_checked_path():
     assert rec.blocks == [] and len(slow_calls) == 3
 
 
+@needs_c
 def test_guards():
     t = Tensor(0x1000, F32)
     run, rec, _, _, slow_calls = make([("ptr", "Q", 8), ("i", "i", 4)])
@@ -192,6 +208,7 @@ def test_guards():
     assert len(slow_calls) == 9 and len(rec.blocks) == 1
 
 
+@needs_c
 def test_a_failed_launch_raises_through_fail():
     run, rec, _, _, _ = make([("i", "i", 4)], status=5)
     run.learn(0, int, None)
@@ -200,6 +217,7 @@ def test_a_failed_launch_raises_through_fail():
     assert len(rec.blocks) == 1
 
 
+@needs_c
 def test_bad_construction_is_refused():
     rec = Recorder(48)
     ok = bytes(48)
@@ -219,6 +237,7 @@ def test_bad_construction_is_refused():
             fast.Launcher(*args)
 
 
+@needs_c
 def test_launchers_in_cycles_are_collected():
     import weakref
     refs = []
@@ -243,6 +262,8 @@ def saxpy(dev):
 
 @pytest.mark.parametrize("choice", ["c", "ctypes"])
 def test_both_launchers_compute_the_same(dev, saxpy, choice, monkeypatch):
+    if choice == "c" and fast is None:
+        pytest.skip(f"no C launcher: {why_not}")
     monkeypatch.setenv("LRRT_PYTHON_LAUNCHER", choice)
     k = fake_triton(dev, saxpy)
 
