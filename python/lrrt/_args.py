@@ -7,7 +7,7 @@ import operator
 import struct
 
 from . import _np
-from ._lib import ArgumentError, ArgumentRangeError
+from ._lib import ArgumentError, ArgumentRangeError, Dim3, LaunchConfig
 
 U32_MAX = 2**32 - 1
 
@@ -220,3 +220,18 @@ def aggregate(value, declared, type_name, where):
         return struct.pack("<ff" if single else "<dd", value.real, value.imag), 4 if single else 8
     except OverflowError as e:
         raise ArgumentRangeError(1, where, f"{value!r} does not fit c64 ({e})") from None
+
+
+def launch_config(grid, block, shared=0):
+    """The lr_launch_config_t, every field range-checked (no silent wrap)."""
+    return LaunchConfig(Dim3(*dim3(grid, "grid")), Dim3(*dim3(block, "block")),
+                        whole(shared, "shared memory bytes", 0, U32_MAX))
+
+
+# Triton's scalar types as lrrt's, and their struct codes in a launch block
+# (lrrt.triton, its C launcher's layout and tensor descriptors' parts).
+TRITON_TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "u8", "u16": "u16", "u32": "u32",
+                "u64": "u64", "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
+# struct codes of the argument block, by Triton type ("H": bf16 as its bits)
+TRITON_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
+                "bf16": "H", "f32": "f", "f64": "d"}

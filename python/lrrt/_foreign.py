@@ -156,3 +156,10 @@ class Staging:
     def __exit__(self, *exc):
         for buf, _ in self.blocks.values():
             buf.free()
+
+
+def _require_live(obj, what):
+    """Error for an object of a runtime that lrrt.shutdown() ended: its
+    handle is gone (and might name a new object by now)."""
+    if _stale(obj):
+        raise Error(2, what, "the object belongs to an lrrt runtime that was shut down")

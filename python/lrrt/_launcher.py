@@ -32,7 +32,7 @@ import struct
 from pathlib import Path
 
 from . import Queue
-from ._args import bf16_bits
+from ._args import TRITON_CODES, TRITON_TYPES, bf16_bits
 from ._buffer import Buffer, _Runtime
 from ._foreign import _stale
 from ._lib import Error, check, lib
@@ -110,8 +110,7 @@ def _c_layout(kernel):
         elif p["type"] == "bf16":
             code = "bf16"
         else:
-            from .triton import _CODES, _TYPES
-            code = _CODES[_TYPES[p["type"]]]
+            code = TRITON_CODES[TRITON_TYPES[p["type"]]]
             if code not in _C_CODES:
                 return None
         layout.append((code, 32 + offset))

@@ -13,7 +13,7 @@ constant bank's address, which only the code object's offsets account for).
 import operator
 import struct
 
-from ._args import check_pointee, parse_type, whole
+from ._args import TRITON_CODES, TRITON_TYPES, check_pointee, parse_type, whole
 from ._buffer import Buffer, _Runtime
 from ._foreign import address_of, foreign_extent
 from ._lib import ArgumentError, Error
@@ -182,15 +182,14 @@ def unsupported(device, params, kernel):
 def slot_code(p):
     """The struct code of one kernel parameter's slot (map, part, pointer or
     scalar), or None for a scalar type lrrt cannot pass."""
-    from .triton import _CODES, _TYPES  # noqa: PLC0415 (triton imports this module)
     if "tensordesc" in p:
         return "128s"
     if "part_of" in p:
         return _PART_CODES[p["type"]]
     if p["pointer"]:
         return "Q"
-    t = _TYPES.get(p["type"])
-    return None if t is None else _CODES[t]
+    t = TRITON_TYPES.get(p["type"])
+    return None if t is None else TRITON_CODES[t]
 
 
 def declared_struct(params, hidden_count, declared, kernel):

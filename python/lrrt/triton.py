@@ -11,7 +11,7 @@ import struct
 from pathlib import Path
 
 from . import Graph, Module, address_of, launch_config, READ, WRITE, READ_WRITE
-from ._args import U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, unordered_dims, whole
+from ._args import TRITON_CODES, TRITON_TYPES, U32_MAX, bf16_bits, check_pointee, check_scalar, dim3, parse_type, unordered_dims, whole
 from ._lib import ArgumentError, ArgumentRangeError, Error, lib, text_call
 from ._launcher import bound_launcher
 from . import _tensordesc
@@ -99,13 +99,6 @@ def describe(entry):
                                 json.dumps(md, default=str).encode(), ir.encode()))
 
 
-_TYPES = {"i1": "u8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "u8", "u16": "u16", "u32": "u32",
-          "u64": "u64", "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
-# struct codes of the argument block, by Triton type ("H": bf16 as its bits)
-_CODES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
-          "bf16": "H", "f32": "f", "f64": "d"}
-
-
 def _checked_pointer(p):
     """The checked path's converter of a pointer parameter: its address, after
     the element type (a float64 tensor for *fp32 is refused) and no numpy
@@ -189,10 +182,10 @@ class TritonKernel:
                 self._offsets.append(field("Q"))
                 convert.append(_checked_pointer(p))
             else:
-                t = _TYPES.get(p["type"])
+                t = TRITON_TYPES.get(p["type"])
                 if t is None:
                     raise Error(4, "lrrt.triton", f"parameter {p['name']}: lrrt cannot pass a {p['type']} scalar")
-                self._offsets.append(field(_CODES[t]))
+                self._offsets.append(field(TRITON_CODES[t]))
                 convert.append(_checked_scalar(p, t == "bf16"))
         for _ in self.desc["hidden"]:
             field("Q")
@@ -278,7 +271,7 @@ class TritonKernel:
                 raise
             for p, v, a in zip(self.params, values, args):
                 try:
-                    struct.pack("<" + ("Q" if p["pointer"] else _CODES[_TYPES[p["type"]]]), v)
+                    struct.pack("<" + ("Q" if p["pointer"] else TRITON_CODES[TRITON_TYPES[p["type"]]]), v)
                 except struct.error as e:
                     what = f"{self.desc['name']}: parameter {p['name']} ({p['type']})"
                     if isinstance(a, int) or hasattr(a, "__index__"):

@@ -289,12 +289,15 @@ bool CudaDevice::can_access_peer(const Device& peer) const {
 }
 
 // The ABI's enums are CUDA's, value for value (lrrt.h), so they pass as they are.
-static_assert(LR_TENSOR_MAP_TF32_FTZ == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ);
-static_assert(LR_TENSOR_MAP_BF16 == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
-static_assert(LR_TENSOR_MAP_INTERLEAVE_32B == CU_TENSOR_MAP_INTERLEAVE_32B);
-static_assert(LR_TENSOR_MAP_SWIZZLE_128B == CU_TENSOR_MAP_SWIZZLE_128B);
-static_assert(LR_TENSOR_MAP_L2_PROMOTION_256B == CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-static_assert(LR_TENSOR_MAP_OOB_FILL_NAN == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
+namespace {
+constexpr bool same_value(auto a, auto b) { return static_cast<long long>(a) == static_cast<long long>(b); }
+}  // namespace
+static_assert(same_value(LR_TENSOR_MAP_TF32_FTZ, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ));
+static_assert(same_value(LR_TENSOR_MAP_BF16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16));
+static_assert(same_value(LR_TENSOR_MAP_INTERLEAVE_32B, CU_TENSOR_MAP_INTERLEAVE_32B));
+static_assert(same_value(LR_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_SWIZZLE_128B));
+static_assert(same_value(LR_TENSOR_MAP_L2_PROMOTION_256B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B));
+static_assert(same_value(LR_TENSOR_MAP_OOB_FILL_NAN, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA));
 static_assert(sizeof(CUtensorMap) == LR_TENSOR_MAP_BYTES);
 
 void CudaDevice::encode_tensor_map(const lr_tensor_map_desc_t& d, void* out128) {
