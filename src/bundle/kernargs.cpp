@@ -175,7 +175,7 @@ std::vector<BufferUse> buffer_uses(const std::vector<ArgSpec>& args) {
     const ArgSpec& a = args[i];
     if (a.kind == ArgSpec::Kind::Buffer)
       out.push_back({i, a.buffer, a.access, a.range_offset, a.range_bytes, 0, false, "", fmt::format("argument {}", i)});
-    else if (a.kind == ArgSpec::Kind::TensorMap)  // its access is its own (read by default)
+    else if (a.kind == ArgSpec::Kind::TensorMap)  // its access is its own (read by default; undeclared in a step)
       out.push_back({i, a.buffer, a.access, 0, 0, 0, false, "", fmt::format("argument {} (a tensor map)", i)});
     else if (a.kind == ArgSpec::Kind::Bytes)
       for (const auto& f : a.pointer_fields)

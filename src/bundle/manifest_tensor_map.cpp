@@ -94,7 +94,6 @@ bool is_tensor_map_arg(const json& v) { return v.is_object() && v.contains("tens
 ArgSpec parse_tensor_map_arg(const Manifest& m, const json& v, const std::string& ptr, const std::string* step) {
   Obj outer(v, ptr, {"tensor_map", "name", "offset"});
   outer.finish();
-  if (step) throw ManifestError(outer.ptr("tensor_map"), "tensor maps are not supported in sequence steps yet");
   ArgSpec a;
   a.kind = ArgSpec::Kind::TensorMap;
   a.pointer = ptr;
@@ -106,7 +105,11 @@ ArgSpec parse_tensor_map_arg(const Manifest& m, const json& v, const std::string
   o.finish();
   a.buffer = find_buffer_index(m, o.req("buffer", "the buffer the tensor map views"), o.ptr("buffer"));
   const BufferSpec& b = m.buffers[a.buffer];
-  a.access = o.has("access") ? parse_access(*o.opt("access"), o.ptr("access")) : Access::Read;
+  // A single launch takes a map as read unless told (the checks ask no more
+  // of it). A sequence step leaves it undeclared: its fences then take the
+  // buffer as read and written, since a kernel may store through a map
+  // (docs/manifest.md, "Tensor maps").
+  a.access = o.has("access") ? parse_access(*o.opt("access"), o.ptr("access")) : step ? Access::None : Access::Read;
   std::vector<uint64_t> dims;
   if (auto* d = o.opt("dims")) dims = sizes(m, *d, o.ptr("dims"), 0, 1, uint64_t(1) << 32);
   else if (b.shape.size() <= LR_TENSOR_MAP_MAX_RANK) dims = b.shape;

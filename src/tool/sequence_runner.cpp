@@ -105,7 +105,12 @@ class PreparedSequence {
         // (a struct's field: nothing, so read_write).
         lr_access_mode_t mode = access_mode(u.access);
         std::string source = "declared";
-        if (u.access == Access::None) {
+        if (u.access == Access::None && s.args[i].kind == ArgSpec::Kind::TensorMap) {
+          // Nothing proves which way a kernel uses a map (a TMA load or store):
+          // read and written, so no fence is dropped.
+          mode = LR_ACCESS_READ_WRITE;
+          source = "default";
+        } else if (u.access == Access::None) {
           const LoadedKernel::DerivedAccess d = k.kernel->derived_access(u.field ? SIZE_MAX : i);
           mode = d.mode;
           source = d.source;

@@ -1,6 +1,7 @@
 // `lrrt run` with tensor map arguments off cuda: exit 2 naming the argument
-// (a tensor map needs the cuda backend on sm_90+), for a plain manifest and
-// for the Triton TMA fixture; a malformed tensor map is exit 2 naming its field.
+// (a tensor map needs the cuda backend on sm_90+), for a plain manifest, a
+// sequence step and the Triton TMA fixture; a malformed tensor map is exit 2
+// naming its field.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -68,4 +69,28 @@ TEST_CASE("lrrt init: a Triton TMA entry gives tensor_map arguments and leaves t
   const Result r = run_manifest(dir, dir / "m.json");
   CHECK(r.rc == 2);
   CHECK(r.err.find("a tensor map needs the cuda backend on sm_90+") != std::string::npos);
+}
+
+TEST_CASE("lrrt run and plan: a tensor map in a sequence step on host is exit 2 naming the step's argument") {
+  TempDir dir;
+  json m = json::parse(R"({
+    "lrrt_manifest": 1,
+    "kernels": {"k": {"code_object": "@kernels/saxpy.*", "kernel": "saxpy"}},
+    "buffers": [{"name": "a", "type": "f32", "shape": [64, 64], "init": "zeros"},
+                {"name": "y", "type": "f32", "count": 64, "init": "zeros"}],
+    "sequence": [{"name": "first", "kernel": "k",
+                  "args": [{"name": "scale", "type": "f32", "value": 1}, {"buffer": "y"},
+                           {"name": "desc", "tensor_map": {"buffer": "a", "box": [8, 32]}}],
+                  "launch": {"workgroup_size": [64], "global_size": [64]}}],
+    "verify": {"skip": "refused before it runs"}
+  })");
+  write_text(dir / "m.json", m.dump());
+  for (const char* command : {"run", "plan"}) {
+    CAPTURE(command);
+    const Result r = run_lrrt(dir, {command, "--backend", "host", "--kernel-dir", kKernels.string(), "-q", (dir / "m.json").string()});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("/sequence/0/args/2") != std::string::npos);
+    CHECK(r.err.find("step \"first\"") != std::string::npos);
+    CHECK(r.err.find("'desc': a tensor map needs the cuda backend on sm_90+") != std::string::npos);
+  }
 }

@@ -46,3 +46,29 @@ extern "C" __global__ void __launch_bounds__(128) tma_copy(const __grid_constant
     if (r < rows && c < cols) out[size_t(r) * cols + c] = tile[i / BOX_COLS][i % BOX_COLS];
   }
 }
+
+// The other direction (tests/cuda/tma_copy/sequence.json): each block reads
+// one box of the dense rows x cols `src` into shared memory and stores it
+// through the map with cp.async.bulk.tensor (the store clips at the map's
+// bounds). The kernel writes only through the map: a sequence's fences must
+// take a tensor map as written unless it is declared "read".
+extern "C" __global__ void __launch_bounds__(128) tma_store(const float* src, int rows, int cols,
+                                                             const __grid_constant__ CUtensorMap map) {
+  __shared__ alignas(128) float tile[BOX_ROWS][BOX_COLS];
+  const int col0 = blockIdx.x * BOX_COLS, row0 = blockIdx.y * BOX_ROWS;
+  for (int i = threadIdx.x; i < BOX_ROWS * BOX_COLS; i += blockDim.x) {
+    const int r = row0 + i / BOX_COLS, c = col0 + i % BOX_COLS;
+    tile[i / BOX_COLS][i % BOX_COLS] = r < rows && c < cols ? src[size_t(r) * cols + c] : 0.0f;
+  }
+  // The generic proxy's writes to shared memory, then visible to the TMA (async proxy).
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                     reinterpret_cast<uint64_t>(&map)),
+                 "r"(col0), "r"(row0), "r"(shared_address(tile))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  }
+}

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -225,8 +226,9 @@ TEST_CASE("tensor map: the CUDA C++ TMA copy's manifest packs at its cubin's off
   CHECK(d.global_dims[1] == 300);
   CHECK(d.global_strides[0] == 800);  // the view's rows are the matrix's (200 f32)
   const auto cubin = lrrt::formats::nvidia::parse_cubin(read_bytes(cubin_path));
-  REQUIRE(cubin.kernels.size() == 1);
-  const auto& k = cubin.kernels[0];
+  const auto it = std::find_if(cubin.kernels.begin(), cubin.kernels.end(), [](const auto& k) { return k.name == "tma_copy"; });
+  REQUIRE(it != cubin.kernels.end());  // beside it: tma_store (tests/cuda/tma_copy/sequence.json)
+  const auto& k = *it;
   REQUIRE(k.params.size() == 4);
   std::vector<lrrt::bundle::KernelArg> declared;
   for (const auto& p : k.params) declared.push_back({p.offset, p.size, false, "", false, ""});
@@ -277,4 +279,33 @@ TEST_CASE("Triton tensor descriptors: a tensor map's default access is the IR an
   std::ofstream(ttir, std::ios::binary | std::ios::trunc) << ir;
   CHECK(access_of(doc, 0) == lrrt::bundle::Access::ReadWrite);
   fs::remove_all(tmp);
+}
+
+TEST_CASE("tensor map: in a sequence step it parses, undeclared, and a declared access stays") {
+  // The committed GPU sequence (tests/cuda/tma_copy/sequence.json): the
+  // store's map declares no access (the runner's fences take it as read and
+  // written), the copy's is declared read; its negative control declares the
+  // store's read. A malformed map in a step names the step's field.
+  const fs::path dir = kTritonDir.parent_path() / "cuda/tma_copy";
+  const auto m = lrrt::bundle::load_manifest(dir / "sequence.json");
+  REQUIRE(m.sequence);
+  const auto& steps = m.sequence->steps;
+  REQUIRE(steps.size() == 2);
+  REQUIRE(steps[0].args.size() == 4);
+  CHECK(steps[0].args[3].kind == ArgSpec::Kind::TensorMap);
+  CHECK(steps[0].args[3].access == lrrt::bundle::Access::None);
+  CHECK(steps[1].args[0].kind == ArgSpec::Kind::TensorMap);
+  CHECK(steps[1].args[0].access == lrrt::bundle::Access::Read);
+  const auto uses = lrrt::bundle::buffer_uses(steps[0].args);
+  CHECK(std::any_of(uses.begin(), uses.end(), [&](const auto& u) {
+    return u.arg == 3 && m.buffers[u.buffer].name == "mid" && u.access == lrrt::bundle::Access::None;
+  }));
+  const auto lie = lrrt::bundle::load_manifest(dir / "sequence_declared_read.json");
+  CHECK(lie.sequence->steps[0].args[3].access == lrrt::bundle::Access::Read);
+
+  std::ifstream in(dir / "sequence.json");
+  json doc = json::parse(in);
+  doc["sequence"][0]["args"][3]["tensor_map"]["box"] = {32, 300};
+  CHECK_THROWS_WITH_AS(lrrt::bundle::parse_manifest(doc, dir), doctest::Contains("/sequence/0/args/3/tensor_map/box/1"),
+                       ManifestError);
 }
