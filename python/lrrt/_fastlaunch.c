@@ -212,6 +212,10 @@ static PyObject* launcher_call(PyObject* self_obj, PyObject* args, PyObject* kwa
     Py_RETURN_NONE;
   }
 checked:
+  if (!self->slow) {  /* cleared by the collector (a cycle being freed): no checked path left */
+    PyErr_SetString(PyExc_RuntimeError, "lrrt.triton launcher: called while being freed");
+    return NULL;
+  }
   return PyObject_Call(self->slow, args, kwargs);
 }
 
