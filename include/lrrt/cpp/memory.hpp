@@ -12,19 +12,16 @@
 
 namespace lrrt {
 
-// Owns one allocation made by Traits::allocate and released by Traits::release
-// (lr_malloc/lr_free or lr_host_malloc/lr_host_free).
-template <typename Traits>
-class Allocation {
+// A device's range (pointer and size) that Release(device, pointer) gives
+// back once: the ownership, moves and reset of allocations and registrations.
+template <lr_status_t (*Release)(lr_device_t, void*)>
+class OwnedRange {
  public:
-  Allocation() = default;
-  Allocation(Device device, size_t size) : device_(device), size_(size) {
-    check(Traits::allocate(device.get(), size, &ptr_), Traits::name);
-  }
-  ~Allocation() { reset(); }
-  Allocation(Allocation&& o) noexcept
+  OwnedRange() = default;
+  ~OwnedRange() { reset(); }
+  OwnedRange(OwnedRange&& o) noexcept
       : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  Allocation& operator=(Allocation&& o) noexcept {
+  OwnedRange& operator=(OwnedRange&& o) noexcept {
     if (this != &o) {
       reset();
       device_ = o.device_;
@@ -33,23 +30,43 @@ class Allocation {
     }
     return *this;
   }
-  Allocation(const Allocation&) = delete;
-  Allocation& operator=(const Allocation&) = delete;
+  OwnedRange(const OwnedRange&) = delete;
+  OwnedRange& operator=(const OwnedRange&) = delete;
 
   void* data() const { return ptr_; }
-  template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
   size_t size() const { return size_; }
   Device device() const { return device_; }
   void reset() {
-    if (ptr_) (void)Traits::release(device_.get(), std::exchange(ptr_, nullptr));
+    if (ptr_) (void)Release(device_.get(), std::exchange(ptr_, nullptr));
     size_ = 0;
   }
+
+ protected:
+  OwnedRange(Device device, void* ptr, size_t size) : device_(device), ptr_(ptr), size_(size) {}
 
  private:
   Device device_;
   void* ptr_ = nullptr;
   size_t size_ = 0;
+};
+
+// Owns one allocation made by Traits::allocate and released by Traits::release
+// (lr_malloc/lr_free or lr_host_malloc/lr_host_free).
+template <typename Traits>
+class Allocation : public OwnedRange<Traits::release> {
+ public:
+  Allocation() = default;
+  Allocation(Device device, size_t size) : OwnedRange<Traits::release>(device, allocate(device, size), size) {}
+
+  template <typename T>
+  T* as() const { return static_cast<T*>(this->data()); }
+
+ private:
+  static void* allocate(Device device, size_t size) {
+    void* ptr = nullptr;
+    check(Traits::allocate(device.get(), size, &ptr), Traits::name);
+    return ptr;
+  }
 };
 
 struct DeviceMemoryTraits {
@@ -71,38 +88,16 @@ using PinnedHostBuffer = Allocation<PinnedHostMemoryTraits>;
 // Declares memory lrrt did not allocate to the device's graphs for its
 // lifetime (lr_memory_register / lr_memory_unregister); the memory itself
 // stays the caller's and must outlive every exec that uses it.
-class MemoryRegistration {
+class MemoryRegistration : public OwnedRange<lr_memory_unregister> {
  public:
   MemoryRegistration() = default;
-  MemoryRegistration(Device device, void* ptr, size_t size) : device_(device), ptr_(ptr), size_(size) {
-    check(lr_memory_register(device.get(), ptr, size), "lr_memory_register");
-  }
-  ~MemoryRegistration() { reset(); }
-  MemoryRegistration(MemoryRegistration&& o) noexcept
-      : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  MemoryRegistration& operator=(MemoryRegistration&& o) noexcept {
-    if (this != &o) {
-      reset();
-      device_ = o.device_;
-      ptr_ = std::exchange(o.ptr_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-    }
-    return *this;
-  }
-  MemoryRegistration(const MemoryRegistration&) = delete;
-  MemoryRegistration& operator=(const MemoryRegistration&) = delete;
-
-  void* data() const { return ptr_; }
-  size_t size() const { return size_; }
-  void reset() {
-    if (ptr_) (void)lr_memory_unregister(device_.get(), std::exchange(ptr_, nullptr));
-    size_ = 0;
-  }
+  MemoryRegistration(Device device, void* ptr, size_t size) : OwnedRange(device, registered(device, ptr, size), size) {}
 
  private:
-  Device device_;
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
+  static void* registered(Device device, void* ptr, size_t size) {
+    check(lr_memory_register(device.get(), ptr, size), "lr_memory_register");
+    return ptr;
+  }
 };
 
 inline void copy_to_device(const DeviceBuffer& dst, const void* src, size_t size) {
