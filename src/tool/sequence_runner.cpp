@@ -101,16 +101,12 @@ class PreparedSequence {
           const uint64_t address = reinterpret_cast<uint64_t>(base + u.range_offset);
           std::memcpy(k.kernargs.data() + k.kernel->layout().slots[i].offset, &address, sizeof(address));
         }
-        // An argument without "access" gets what its code object proves
-        // (a struct's field: nothing, so read_write).
+        // An argument without "access" gets what its code object proves (a
+        // struct's field or a tensor map: nothing, so read_write: a kernel may
+        // store through a map, and no fence is dropped).
         lr_access_mode_t mode = access_mode(u.access);
         std::string source = "declared";
-        if (u.access == Access::None && s.args[i].kind == ArgSpec::Kind::TensorMap) {
-          // Nothing proves which way a kernel uses a map (a TMA load or store):
-          // read and written, so no fence is dropped.
-          mode = LR_ACCESS_READ_WRITE;
-          source = "default";
-        } else if (u.access == Access::None) {
+        if (u.access == Access::None) {
           const LoadedKernel::DerivedAccess d = k.kernel->derived_access(u.field ? SIZE_MAX : i);
           mode = d.mode;
           source = d.source;
